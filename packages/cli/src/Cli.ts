@@ -1,0 +1,137 @@
+/**
+ * The `spillway` command: `run` a command and keep its output, `read` and
+ * `grep` saved output back.
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Command as Proc, CommandExecutor } from "@effect/platform"
+import { Spill } from "@spillway/core"
+import { Effect, Option, Stream } from "effect"
+import * as Os from "node:os"
+import { Exit2, exitCode, type Output } from "./Output.js"
+
+const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
+
+const cliHint = (filename: string, next: number) =>
+  `Read more: spillway read ${filename} --offset ${next} --limit 200 · search: spillway grep PATTERN ${filename}`
+
+/** Maps a child's end to an exit status: its code, or 128+N when signal N killed it. */
+const statusOf = (e: { readonly message: string }): number | undefined => {
+  const signal = /signal: (SIG[A-Z0-9]+)/.exec(e.message)?.[1]
+  const n = signal !== undefined ? Os.constants.signals[signal as keyof typeof Os.constants.signals] : undefined
+  return n !== undefined ? 128 + n : undefined
+}
+
+const run = Command.make(
+  "run",
+  {
+    maxChars: Options.integer("max-chars").pipe(
+      Options.withDefault(Spill.MAX_STDOUT_LEN),
+      Options.withDescription("cap on what is printed, in characters")
+    ),
+    shell: Options.text("c").pipe(Options.optional, Options.withDescription("run this line with /bin/sh -c")),
+    json,
+    argv: Args.text({ name: "CMD" }).pipe(Args.repeated, Args.withDescription("the command and its arguments, after --"))
+  },
+  ({ argv, json, maxChars, shell }) =>
+    Effect.gen(function*() {
+      const out = yield* OutputTag
+      if (Option.isSome(shell) === argv.length > 0) {
+        return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
+      }
+      if (maxChars < 200) return yield* new Exit2({ message: `--max-chars must be 200 or more, got ${maxChars}` })
+      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint })
+      const command = Option.isSome(shell)
+        ? Proc.make("/bin/sh", "-c", shell.value)
+        : Proc.make(argv[0]!, ...argv.slice(1))
+      const executor = yield* CommandExecutor.CommandExecutor
+      const kept = yield* Effect.scoped(Effect.gen(function*() {
+        const capture = yield* spill.capture
+        const proc = yield* executor.start(command.pipe(Proc.stdin(Stream.empty))).pipe(
+          Effect.mapError((e) =>
+            new Exit2({
+              status: 127,
+              message: `cannot start ${argv[0] ?? "/bin/sh"}: ${e.message}. Check the command's name and PATH.`
+            })
+          )
+        )
+        yield* Stream.merge(proc.stdout, proc.stderr).pipe(
+          Stream.runForEach(capture.write),
+          Effect.orElse(() => Effect.void)
+        )
+        const status = yield* proc.exitCode.pipe(
+          Effect.map((code) => code as number),
+          Effect.catchAll((e) => Effect.succeed(statusOf(e) ?? 1))
+        )
+        return yield* capture.finish(status)
+      }))
+      if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
+      else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))
+      return yield* exitCode(kept.exitCode)
+    })
+).pipe(Command.withDescription("run a command; print its output, or a preview and the name of the file that keeps it all"))
+
+const read = Command.make(
+  "read",
+  {
+    name: Args.text({ name: "NAME" }).pipe(Args.withDescription("the saved file's name from a preview")),
+    offset: Options.integer("offset").pipe(Options.withDefault(0), Options.withDescription("first line, 1-indexed (0 = start)")),
+    limit: Options.integer("limit").pipe(Options.withDefault(0), Options.withDescription("lines to print (0 = to the end)")),
+    json
+  },
+  ({ json, limit, name, offset }) =>
+    Effect.gen(function*() {
+      const out = yield* OutputTag
+      const spill = yield* Spill.SpillRead
+      if (json) {
+        const page = yield* spill.readSpill(name, { offset, limit })
+        return yield* out.stdout(JSON.stringify(page) + "\n")
+      }
+      const info = yield* spill.copySpill(name, { offset, limit }, out.stdoutBytes)
+      const shown = info.lines === 0 ? "no lines" : `lines ${info.offset}-${info.offset + info.lines - 1}`
+      const next = info.nextOffset !== undefined
+        ? `continue with: spillway read ${name} --offset ${info.nextOffset}${limit > 0 ? ` --limit ${limit}` : ""}`
+        : "end of file"
+      yield* out.stderr(`[${shown} of ${info.totalLines}; ${next}]\n`)
+    })
+).pipe(Command.withDescription("print lines of a saved output file"))
+
+const grep = Command.make(
+  "grep",
+  {
+    pattern: Args.text({ name: "PATTERN" }).pipe(Args.withDescription("a JavaScript regular expression (no backreferences or lookaround)")),
+    name: Args.text({ name: "NAME" }).pipe(Args.withDescription("the saved file's name from a preview")),
+    maxResults: Options.integer("max-results").pipe(Options.withDefault(100), Options.withDescription("most matches to print")),
+    ignoreCase: Options.boolean("ignore-case").pipe(Options.withAlias("i"), Options.withDescription("match case-insensitively")),
+    json
+  },
+  ({ ignoreCase, json, maxResults, name, pattern }) =>
+    Effect.gen(function*() {
+      const out = yield* OutputTag
+      const spill = yield* Spill.SpillRead
+      const result = yield* spill.grepSpill(pattern, name, { maxResults, ignoreCase })
+      if (json) yield* out.stdout(JSON.stringify(result) + "\n")
+      else {
+        yield* out.stdout(result.matches.map((m) => `${m.line}:${m.text}\n`).join(""))
+        if (result.more) {
+          yield* out.stderr(`[more lines match past the first ${maxResults}; raise --max-results or narrow the pattern]\n`)
+        }
+        if (result.stoppedAtLine !== undefined) {
+          yield* out.stderr(`[search stopped at its deadline at line ${result.stoppedAtLine} of ${result.totalLines}]\n`)
+        }
+      }
+      return yield* exitCode(result.matches.length > 0 ? 0 : 1)
+    })
+).pipe(Command.withDescription("search a saved output file; prints LINE:TEXT per match"))
+
+/** Where the command writes; a tag so tests and the entry point can supply it. */
+export { OutputTag } from "./Output.js"
+import { OutputTag } from "./Output.js"
+export type { Output }
+
+/** The command tree. */
+export const spillway = Command.make("spillway").pipe(
+  Command.withDescription("keep long command output out of a model's context, and read it back"),
+  Command.withSubcommands([run, read, grep])
+)

@@ -1,0 +1,42 @@
+/**
+ * Where the `spillway` command writes, and how it ends: stdout and stderr
+ * with back-pressure, and the exit status to leave with.
+ *
+ * @since 0.1.0
+ */
+import { Context, Data, Effect } from "effect"
+
+/** The command's output streams and exit status. */
+export interface Output {
+  readonly stdout: (text: string) => Effect.Effect<void>
+  readonly stdoutBytes: (bytes: Uint8Array) => Effect.Effect<void>
+  readonly stderr: (text: string) => Effect.Effect<void>
+  readonly setExit: (status: number) => Effect.Effect<void>
+}
+
+/** The output service. */
+export class OutputTag extends Context.Tag("@spillway/cli/Output")<OutputTag, Output>() {}
+
+/** Bad input or a refusal: one `spillway:` line on stderr, then exit with `status` (2 by default). */
+export class Exit2 extends Data.TaggedError("Exit2")<{ readonly message: string; readonly status?: number }> {}
+
+/** Records the exit status. */
+export const exitCode = (status: number) => Effect.flatMap(OutputTag, (o) => o.setExit(status))
+
+const write = (stream: NodeJS.WriteStream, data: string | Uint8Array) =>
+  Effect.async<void>((resume) => {
+    if (data.length === 0) return resume(Effect.void)
+    stream.write(data, () => resume(Effect.void))
+  })
+
+/** Output to the process's own stdout and stderr; `status` holds the exit status. */
+export const processOutput = (): Output & { status: number } => {
+  const o = {
+    status: 0,
+    stdout: (text: string) => write(process.stdout, text),
+    stdoutBytes: (bytes: Uint8Array) => write(process.stdout, bytes),
+    stderr: (text: string) => write(process.stderr, text),
+    setExit: (status: number) => Effect.sync(() => void (o.status = status))
+  }
+  return o
+}

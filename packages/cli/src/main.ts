@@ -1,0 +1,69 @@
+/**
+ * The entry point of the `spillway` bin.
+ *
+ * @since 0.1.0
+ */
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext } from "@effect/platform-node"
+import { Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeSpill } from "@spillway/node"
+import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
+import { spillway } from "./Cli.js"
+import { OutputTag, processOutput } from "./Output.js"
+
+const output = processOutput()
+const parseErrors: Array<string> = []
+
+// @effect/cli prints parse errors as help documents; keep them to print one `spillway:` line instead.
+const console = Console.defaultConsole
+const quietConsole: Console.Console = {
+  ...console,
+  error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void parseErrors.push(args.map(String).join(" "))),
+  unsafe: { ...console.unsafe, error: (...args: ReadonlyArray<unknown>) => void parseErrors.push(args.map(String).join(" ")) }
+}
+
+const options: NodeSpill.Options = {}
+const services = Layer.mergeAll(
+  NodeSpill.store(options),
+  SpillPolicy.allowAll,
+  Secrets.layerFromEnv,
+  NodeContext.layer,
+  Layer.succeed(OutputTag, output)
+)
+const layer = Layer.provideMerge(Spill.layerRead(options), services)
+
+const program = Command.run(spillway, { name: "spillway", version: "0.1.0" })(process.argv).pipe(
+  Effect.withConsole(quietConsole),
+  Effect.provide(layer)
+)
+
+const oneLine = (text: string) =>
+  text.replace(/\x1b\[[0-9;]*m/g, "").split("\n").map((l) => l.trim()).filter((l) => l.length > 0).join(" ")
+
+const fiber = Effect.runFork(program)
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => Effect.runFork(Fiber.interrupt(fiber)))
+}
+fiber.addObserver((exit) => {
+  if (Exit.isSuccess(exit)) {
+    process.exitCode = output.status
+    return
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (failure._tag === "Some") {
+    const e = failure.value as { _tag?: string; message?: string; status?: number }
+    const text = ValidationError.isValidationError(failure.value)
+      ? oneLine(parseErrors.join("\n")) || "invalid arguments"
+      : oneLine(e.message ?? String(e))
+    const hint = ValidationError.isValidationError(failure.value) ? " (see spillway --help)" : ""
+    process.stderr.write(`spillway: ${text}${hint}\n`)
+    process.exitCode = e.status ?? 2
+    return
+  }
+  if (Cause.isInterruptedOnly(exit.cause)) {
+    process.exitCode = 130
+    return
+  }
+  process.stderr.write(`spillway: internal error: ${oneLine(Cause.pretty(exit.cause))}\n`)
+  process.exitCode = 70
+})

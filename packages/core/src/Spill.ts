@@ -1,0 +1,331 @@
+/**
+ * The spill profile: what a model gets back for a command's output
+ * (`keepOutput`), and two tools that read saved output back by file name
+ * (`readSpill`, `grepSpill`). Writing and reading are separate capabilities,
+ * `SpillWrite` and `SpillRead`, so a host can grant reading alone.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
+import * as Grep from "./Grep.js"
+import * as Capture from "./internal/capture.js"
+import * as Read from "./internal/read.js"
+import type * as Preview from "./Preview.js"
+import { Secrets } from "./Secrets.js"
+import { SpillPolicy, type SpillPolicyRefused } from "./SpillPolicy.js"
+import { checkFilename, type OpenError, SpillNameRefused, SpillStore } from "./SpillStore.js"
+import * as Utf8 from "./Utf8.js"
+
+/** Output up to this many characters (code points) is returned exactly as printed. */
+export const MAX_STDOUT_LEN = 2000
+
+/** What the model gets back for a command's output, with the facts behind it. */
+export interface KeptOutput {
+  /** The output itself when it fits the cap, otherwise a preview no longer than the cap. */
+  readonly text: string
+  readonly exitCode: number
+  /** True when `text` is a preview rather than the whole output. */
+  readonly truncated: boolean
+  readonly totalLines: number
+  /** UTF-8 bytes of the scrubbed output. */
+  readonly totalBytes: number
+  /** Line ranges the text shows. */
+  readonly shown: ReadonlyArray<{ readonly from: number; readonly to: number }>
+  /** The saved copy's file name, present only when the whole output was saved. */
+  readonly filename?: string
+  /** Why no copy was saved, present when the output was cut and not saved. */
+  readonly notSaved?: string
+}
+
+/** Output fed in chunks (a running command's), kept like `keepOutput` without holding it in memory. */
+export interface OutputCapture {
+  /** Adds raw output bytes; secrets are masked before anything is kept. */
+  readonly write: (chunk: Uint8Array) => Effect.Effect<void>
+  /** Ends the output and returns what the model gets. */
+  readonly finish: (exitCode: number) => Effect.Effect<KeptOutput>
+}
+
+/** The write capability: saving long output and previewing it. */
+export interface SpillWriteService {
+  readonly keepOutput: (text: string, exitCode: number) => Effect.Effect<KeptOutput>
+  /** A capture for streamed output; closing the scope before `finish` discards any partial file. */
+  readonly capture: Effect.Effect<OutputCapture, never, Scope.Scope>
+}
+
+/** The capability to save output (the seed's `std::spill::write`). */
+export class SpillWrite extends Context.Tag("@spillway/core/SpillWrite")<SpillWrite, SpillWriteService>() {}
+
+/** A number argument was out of range. */
+export class SpillInvalidArgument extends Schema.TaggedError<SpillInvalidArgument>()("SpillInvalidArgument", {
+  argument: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `${this.argument}: ${this.reason}`
+  }
+}
+
+/** Everything reading saved output can fail with. */
+export type ReadError = OpenError | SpillPolicyRefused | SpillInvalidArgument
+
+/** Where to read from: a 1-indexed first line (0 is the start) and a line count (0 reads to the end). */
+export interface ReadOptions {
+  readonly offset?: number | undefined
+  readonly limit?: number | undefined
+}
+
+/** Which lines a read selects and where to continue. */
+export interface PageInfo {
+  readonly filename: string
+  /** First line of the page (1-indexed); the file's line count plus one for an empty page at the end. */
+  readonly offset: number
+  /** Lines in the page. */
+  readonly lines: number
+  readonly totalLines: number
+  readonly totalBytes: number
+  /** The line to continue from, when lines remain after the page. */
+  readonly nextOffset?: number
+}
+
+/** A page of a saved file. */
+export interface SpillPage extends PageInfo {
+  /** The lines as text (malformed UTF-8 shown as U+FFFD), each with the line break that ends it in the file. */
+  readonly text: string
+  /** Present when the page stopped at `maxPageBytes` inside its first line: that line is shown in part. */
+  readonly cutLine?: { readonly line: number; readonly shownBytes: number; readonly totalBytes: number }
+}
+
+/** One matching line. */
+export interface GrepMatch {
+  readonly line: number
+  readonly text: string
+  /** True when `text` is only the start of the line. */
+  readonly cut: boolean
+}
+
+/** The result of a search. */
+export interface GrepResult {
+  readonly filename: string
+  readonly pattern: string
+  readonly matches: ReadonlyArray<GrepMatch>
+  /** True when more lines match than `maxResults`. */
+  readonly more: boolean
+  readonly totalLines: number
+  /** Lines looked at only on their first `maxLineChars` characters. */
+  readonly clippedLines: number
+  /** Present when the search stopped at its deadline: the first line not searched. */
+  readonly stoppedAtLine?: number
+}
+
+/** Search options. */
+export interface GrepOptions {
+  /** Most matches to return; 100 by default. */
+  readonly maxResults?: number | undefined
+  readonly ignoreCase?: boolean | undefined
+}
+
+/** The read capability: paging and searching saved output. */
+export interface SpillReadService {
+  readonly readSpill: (filename: string, options?: ReadOptions) => Effect.Effect<SpillPage, ReadError>
+  readonly grepSpill: (
+    pattern: string,
+    filename: string,
+    options?: GrepOptions
+  ) => Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError>
+  /** Writes the selected lines' exact bytes to `emit` chunk by chunk, for pages of any size. */
+  readonly copySpill: <E>(
+    filename: string,
+    options: ReadOptions,
+    emit: (bytes: Uint8Array) => Effect.Effect<void, E>
+  ) => Effect.Effect<PageInfo, ReadError | E>
+}
+
+/** The capability to read saved output (the seed's `std::spill::read`). */
+export class SpillRead extends Context.Tag("@spillway/core/SpillRead")<SpillRead, SpillReadService>() {}
+
+/** Limits of the spill profile; every field has a default. */
+export interface Options {
+  /** Cap on what `keepOutput` returns, in characters; 2,000 by default. */
+  readonly maxChars?: number
+  /** How previews say to read the rest; the library's tool names by default. */
+  readonly hint?: Preview.ReadHint
+  /** Most bytes `readSpill` returns in one page; 8 MiB by default. Larger selections continue with `nextOffset`. */
+  readonly maxPageBytes?: number
+  /** Lines longer than this are searched and shown on their start only; 65,536 by default. */
+  readonly maxLineChars?: number
+  /** Most characters of a matching line returned; 2,000 by default. */
+  readonly maxMatchChars?: number
+  /** Most matches `grepSpill` may be asked for; 10,000 by default. */
+  readonly maxResultsLimit?: number
+  /** A search stops after this long and says where; 10 seconds by default. */
+  readonly grepDeadlineMs?: number
+}
+
+const defaults = {
+  maxChars: MAX_STDOUT_LEN,
+  maxPageBytes: 8 * 1024 * 1024,
+  maxLineChars: 65_536,
+  maxMatchChars: 2000,
+  maxResultsLimit: 10_000,
+  grepDeadlineMs: 10_000
+}
+
+/** Builds the write capability from a store, a policy and a masker. */
+export const makeWrite = (options: Options = {}) =>
+  Effect.gen(function*() {
+    const store = yield* SpillStore
+    const policy = yield* SpillPolicy
+    const masker = yield* Secrets
+    const maxChars = options.maxChars ?? defaults.maxChars
+    const capture = Capture.make(store, policy, masker, { maxChars, hint: options.hint })
+    return SpillWrite.of({
+      capture,
+      keepOutput: (text, exitCode) =>
+        Effect.scoped(Effect.gen(function*() {
+          const c = yield* capture
+          yield* c.write(Utf8.encode(text))
+          return yield* c.finish(exitCode)
+        }))
+    })
+  })
+
+const checkCount = (argument: string, value: number | undefined) =>
+  value === undefined || (Number.isSafeInteger(value) && value >= 0)
+    ? Effect.succeed(value ?? 0)
+    : Effect.fail(new SpillInvalidArgument({ argument, reason: `must be a whole number of 0 or more, got ${value}` }))
+
+/** Builds the read capability from a store and a policy; the object holds the read methods only. */
+export const makeRead = (options: Options = {}) =>
+  Effect.gen(function*() {
+    const store = yield* SpillStore
+    const policy = yield* SpillPolicy
+    const o = { ...defaults, ...options }
+
+    const open = (filename: string) =>
+      Effect.gen(function*() {
+        const refused = checkFilename(filename)
+        if (refused !== undefined) return yield* new SpillNameRefused({ filename, reason: refused })
+        yield* policy.check({ _tag: "spill/read", filename })
+        return yield* store.open(filename)
+      })
+
+    const select = (filename: string, read: ReadOptions) =>
+      Effect.gen(function*() {
+        const offset = yield* checkCount("offset", read.offset)
+        const limit = yield* checkCount("limit", read.limit)
+        const file = yield* open(filename)
+        const index = yield* Read.indexOf(file)
+        const first = Math.max(1, offset)
+        if (first > Math.max(index.lines, 1)) {
+          return yield* new SpillInvalidArgument({
+            argument: "offset",
+            reason: `line ${first} is past the end: ${filename} has ${index.lines} lines`
+          })
+        }
+        const end = limit === 0 ? index.lines + 1 : Math.min(first + limit, index.lines + 1)
+        const start = yield* Read.locate(file, index, first)
+        const stop = yield* Read.locate(file, index, end)
+        return { file, index, first, end, start, stop }
+      })
+
+    const info = (s: Effect.Effect.Success<ReturnType<typeof select>>, end: number): PageInfo => ({
+      filename: s.file.filename,
+      offset: s.first,
+      lines: end - s.first,
+      totalLines: s.index.lines,
+      totalBytes: s.file.size,
+      ...(end <= s.index.lines ? { nextOffset: end } : {})
+    })
+
+    return SpillRead.of({
+      readSpill: (filename, read = {}) =>
+        Effect.scoped(Effect.gen(function*() {
+          const s = yield* select(filename, read)
+          if (s.stop - s.start <= o.maxPageBytes) {
+            const bytes = yield* s.file.read(s.start, s.stop - s.start)
+            return { ...info(s, s.end), text: Utf8.decodeLossy(bytes) }
+          }
+          // too large for one page: whole lines up to the ceiling, or part of a single huge line
+          const bytes = yield* s.file.read(s.start, o.maxPageBytes)
+          const lastBreak = bytes.lastIndexOf(10)
+          if (lastBreak !== -1) {
+            const page = bytes.subarray(0, lastBreak + 1)
+            let lines = 0
+            for (let at = page.indexOf(10); at !== -1; at = page.indexOf(10, at + 1)) lines++
+            return { ...info(s, s.first + lines), text: Utf8.decodeLossy(page) }
+          }
+          const lineEnd = yield* Read.locate(s.file, s.index, s.first + 1)
+          const part = bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length))
+          return {
+            ...info(s, s.first + 1),
+            text: Utf8.decodeLossy(part),
+            cutLine: { line: s.first, shownBytes: part.length, totalBytes: lineEnd - s.start }
+          }
+        })),
+      copySpill: (filename, read, emit) =>
+        Effect.scoped(Effect.gen(function*() {
+          const s = yield* select(filename, read)
+          yield* Read.copyRange(s.file, s.start, s.stop, emit)
+          return info(s, s.end)
+        })),
+      grepSpill: (pattern, filename, grep = {}) =>
+        Effect.scoped(Effect.gen(function*() {
+          const maxResults = yield* checkCount("maxResults", grep.maxResults ?? 100)
+          if (maxResults < 1 || maxResults > o.maxResultsLimit) {
+            return yield* new SpillInvalidArgument({
+              argument: "maxResults",
+              reason: `must be between 1 and ${o.maxResultsLimit}, got ${maxResults}`
+            })
+          }
+          const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
+          const file = yield* open(filename)
+          const scan = yield* Read.grep(file, matcher, {
+            maxResults,
+            maxLineChars: o.maxLineChars,
+            maxMatchChars: o.maxMatchChars,
+            deadlineMs: o.grepDeadlineMs
+          })
+          const index = yield* Read.indexOf(file)
+          return {
+            filename,
+            pattern,
+            matches: scan.matches,
+            more: scan.more,
+            totalLines: index.lines,
+            clippedLines: scan.clippedLines,
+            ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
+          }
+        }))
+    })
+  })
+
+/** The write capability as a layer. */
+export const layerWrite = (options: Options = {}): Layer.Layer<SpillWrite, never, SpillStore | SpillPolicy | Secrets> =>
+  Layer.effect(SpillWrite, makeWrite(options))
+
+/** The read capability alone, as a layer: a program that needs `SpillWrite` does not compile against it. */
+export const layerRead = (options: Options = {}): Layer.Layer<SpillRead, never, SpillStore | SpillPolicy> =>
+  Layer.effect(SpillRead, makeRead(options))
+
+/** Both capabilities over one store. */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<SpillWrite | SpillRead, never, SpillStore | SpillPolicy | Secrets> =>
+  Layer.merge(layerWrite(options), layerRead(options))
+
+/** What the model gets back for a command's output: short output exactly, long output saved and previewed. */
+export const keepOutput = (text: string, exitCode: number): Effect.Effect<KeptOutput, never, SpillWrite> =>
+  Effect.flatMap(SpillWrite, (s) => s.keepOutput(text, exitCode))
+
+/** Reads a saved file, whole or from a 1-indexed line `offset` (0 = start) for `limit` lines (0 = to the end). */
+export const readSpill = (filename: string, options?: ReadOptions): Effect.Effect<SpillPage, ReadError, SpillRead> =>
+  Effect.flatMap(SpillRead, (s) => s.readSpill(filename, options))
+
+/** Searches a saved file for a regular expression; each match comes back with its line number and text. */
+export const grepSpill = (
+  pattern: string,
+  filename: string,
+  options?: GrepOptions
+): Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError, SpillRead> =>
+  Effect.flatMap(SpillRead, (s) => s.grepSpill(pattern, filename, options))
+

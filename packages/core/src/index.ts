@@ -1,0 +1,27 @@
+/**
+ * @spillway/core: text and budget primitives, secret masking, and the spill
+ * profile's capabilities.
+ *
+ * @since 0.1.0
+ */
+
+/** Grep patterns a model may write, run in linear time. */
+export * as Grep from "./Grep.js"
+/** Sparse line indexes kept beside saved bodies. */
+export * as LineIndex from "./LineIndex.js"
+/** The `[Showing lines ...]` markers. */
+export * as Marker from "./Marker.js"
+/** The preview that replaces a long command output. */
+export * as Preview from "./Preview.js"
+/** Whole-line head, tail and middle cuts with an exact account. */
+export * as Projection from "./Projection.js"
+/** Masking of credentials and registered secret values. */
+export * as Secrets from "./Secrets.js"
+/** The spill profile: keepOutput, readSpill, grepSpill and their capabilities. */
+export * as Spill from "./Spill.js"
+/** The policy hook every spill operation passes. */
+export * as SpillPolicy from "./SpillPolicy.js"
+/** The spill directory service. */
+export * as SpillStore from "./SpillStore.js"
+/** UTF-8 accounting. */
+export * as Utf8 from "./Utf8.js"

@@ -1,0 +1,199 @@
+import { Clock, Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import * as LineIndex from "../LineIndex.js"
+import * as Preview from "../Preview.js"
+import type * as Secrets from "../Secrets.js"
+import type * as SpillPolicy from "../SpillPolicy.js"
+import * as SpillStore from "../SpillStore.js"
+import * as Utf8 from "../Utf8.js"
+
+/** @internal */
+export interface KeptOutput {
+  readonly text: string
+  readonly exitCode: number
+  readonly truncated: boolean
+  readonly totalLines: number
+  readonly totalBytes: number
+  readonly shown: ReadonlyArray<{ readonly from: number; readonly to: number }>
+  readonly filename?: string
+  readonly notSaved?: string
+}
+
+/** @internal */
+export interface OutputCapture {
+  readonly write: (chunk: Uint8Array) => Effect.Effect<void>
+  readonly finish: (exitCode: number) => Effect.Effect<KeptOutput>
+}
+
+/** @internal */
+export interface CaptureOptions {
+  readonly maxChars: number
+  readonly hint?: Preview.ReadHint | undefined
+}
+
+const randomHex = () => {
+  const b = new Uint8Array(3)
+  globalThis.crypto.getRandomValues(b)
+  return ((b[0]! << 16) | (b[1]! << 8) | b[2]!) / 0x1000000
+}
+
+const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
+  if (chunks.length === 1) return chunks[0]!
+  const total = chunks.reduce((n, c) => n + c.length, 0)
+  const out = new Uint8Array(total)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.length
+  }
+  return out
+}
+
+const describe = (e: { readonly message: string }) => e.message
+
+/**
+ * Streams output through the masker into memory, and into a spill file once
+ * it is longer than the cap can ever show whole, keeping the start and the end
+ * for the preview.
+ *
+ * @internal
+ */
+export const make = (
+  store: SpillStore.Service,
+  policy: SpillPolicy.Service,
+  masker: Secrets.Masker,
+  options: CaptureOptions
+): Effect.Effect<OutputCapture, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const outer = yield* Effect.scope
+    const masking = masker.stream()
+    const index = LineIndex.builder()
+    // Every code point takes at most four bytes, so more bytes than this can never fit the cap whole.
+    const keep = options.maxChars * 4 + 4
+    const head: Array<Uint8Array> = []
+    let headBytes = 0
+    const tail: Array<Uint8Array> = []
+    let tailBytes = 0
+    let beforeTail = -1 // the byte just before the kept tail, or -1 at the start of the output
+    let total = 0
+    let mode = "memory" as "memory" | "spilling" | "failed"
+    let sink: SpillStore.SpillSink | undefined
+    let sinkScope: Scope.CloseableScope | undefined
+    let failure: string | undefined
+
+    const fail = (reason: string) =>
+      Effect.gen(function*() {
+        mode = "failed"
+        failure = reason
+        sink = undefined
+        if (sinkScope) yield* Scope.close(sinkScope, Exit.void)
+        sinkScope = undefined
+      })
+
+    const startSpilling = Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const filename = SpillStore.makeFilename(now, randomHex)
+      const refused = yield* Effect.flip(policy.check({ _tag: "spill/write", filename })).pipe(Effect.option)
+      if (refused._tag === "Some") return yield* fail(describe(refused.value))
+      sinkScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const created = yield* store.create(filename).pipe(Scope.extend(sinkScope), Effect.either)
+      if (created._tag === "Left") return yield* fail(describe(created.left))
+      sink = created.right
+      mode = "spilling"
+      for (const chunk of head) {
+        if (mode !== "spilling") break
+        yield* writeSink(chunk)
+      }
+    })
+
+    const writeSink = (chunk: Uint8Array) =>
+      sink!.write(chunk).pipe(Effect.catchAll((e) => fail(describe(e))))
+
+    const accept = (chunk: Uint8Array) =>
+      Effect.gen(function*() {
+        if (chunk.length === 0) return
+        index.push(chunk)
+        total += chunk.length
+        if (headBytes < keep) {
+          const part = chunk.subarray(0, keep - headBytes)
+          head.push(part)
+          headBytes += part.length
+        }
+        tail.push(chunk)
+        tailBytes += chunk.length
+        while (tail.length > 1 && tailBytes - tail[0]!.length >= keep) {
+          const dropped = tail.shift()!
+          tailBytes -= dropped.length
+          beforeTail = dropped[dropped.length - 1]!
+        }
+        if (mode === "spilling") {
+          yield* writeSink(chunk)
+        } else if (mode === "memory" && total > keep) {
+          yield* startSpilling
+          // `head` may not hold all of this chunk: write what it cut off
+          const inHead = Math.max(0, headBytes - (total - chunk.length))
+          if ((mode as string) === "spilling" && inHead < chunk.length) yield* writeSink(chunk.subarray(inHead))
+        }
+      })
+
+    const tailView = () => {
+      const bytes = concat(tail)
+      const skip = Math.max(0, bytes.length - keep)
+      let start = skip
+      while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
+      const atLineStart = start === 0 ? (beforeTail === -1 || beforeTail === 10) : bytes[start - 1] === 10
+      return { text: Utf8.decodeLossy(bytes.subarray(start)), atLineStart }
+    }
+
+    const finish = (exitCode: number) =>
+      Effect.gen(function*() {
+        yield* accept(masking.end())
+        const lines = index.result()
+        if (mode === "memory") {
+          const text = Utf8.decodeLossy(concat(head))
+          if (Utf8.codePointLength(text) <= options.maxChars) {
+            return {
+              text,
+              exitCode,
+              truncated: false,
+              totalLines: lines.lines,
+              totalBytes: total,
+              shown: lines.lines > 0 ? [{ from: 1, to: lines.lines }] : []
+            } satisfies KeptOutput
+          }
+          yield* startSpilling
+        }
+        if ((mode as string) === "spilling") {
+          const committed = yield* sink!.commit(lines).pipe(Effect.either)
+          if (committed._tag === "Left") yield* fail(describe(committed.left))
+        }
+        const saved = mode === "spilling" ? sink!.filename : undefined
+        const t = tailView()
+        const preview = Preview.make({
+          exitCode,
+          head: Utf8.decodeLossy(concat(head)),
+          headIsWhole: headBytes === total,
+          tail: t.text,
+          tailAtLineStart: t.atLineStart,
+          totalLines: lines.lines,
+          totalBytes: total,
+          saved,
+          notSaved: failure,
+          maxChars: options.maxChars,
+          hint: options.hint
+        })
+        return {
+          text: preview.text,
+          exitCode,
+          truncated: true,
+          totalLines: lines.lines,
+          totalBytes: total,
+          shown: preview.ranges,
+          ...(saved !== undefined ? { filename: saved } : { notSaved: failure ?? "unknown reason" })
+        } satisfies KeptOutput
+      })
+
+    return {
+      write: (chunk) => accept(masking.push(chunk)),
+      finish
+    }
+  })

@@ -1,0 +1,10 @@
+/**
+ * @spillway/node: Node layers for Spillway.
+ *
+ * @since 0.1.0
+ */
+
+/** The spill profile on the real file system. */
+export * as NodeSpill from "./NodeSpill.js"
+/** The spill directory on the real file system. */
+export * as NodeSpillStore from "./NodeSpillStore.js"

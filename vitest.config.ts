@@ -1,0 +1,17 @@
+import { fileURLToPath } from "node:url"
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@spillway\/(core|node)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
+      { find: /^@spillway\/(core|node)\/(.*)$/, replacement: fileURLToPath(new URL("./packages/$1/src/$2.ts", import.meta.url)) }
+    ]
+  },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "examples/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: "forks"
+  }
+})
