@@ -8,10 +8,16 @@ export default tseslint.config(
   {
     languageOptions: { globals: { process: "readonly", console: "readonly", Buffer: "readonly", URL: "readonly" } },
     rules: {
+      "no-invalid-regexp": ["error", { allowConstructorFlags: ["l"] }],
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-explicit-any": "off",
       "@typescript-eslint/no-namespace": "off",
       "no-control-regex": "off"
     }
+  },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", __dirname: "readonly", module: "writable" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" }
   }
 )

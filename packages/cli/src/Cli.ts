@@ -4,8 +4,11 @@
  *
  * @since 0.1.0
  */
-import { Args, Command, Options } from "@effect/cli"
-import { Command as Proc, CommandExecutor } from "@effect/platform"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Proc from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Spill } from "@spillway/core"
 import { Effect, Option, Stream } from "effect"
 import * as Os from "node:os"

@@ -3,8 +3,12 @@
  *
  * @since 0.1.0
  */
-import { Command, ValidationError } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { NodeSpill } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
@@ -15,26 +19,29 @@ const output = processOutput()
 const parseErrors: Array<string> = []
 
 // @effect/cli prints parse errors as help documents; keep them to print one `spillway:` line instead.
-const console = Console.defaultConsole
-const quietConsole: Console.Console = {
-  ...console,
+const keepErrors = (base: Console.Console): Console.Console => ({
+  ...base,
   error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void parseErrors.push(args.map(String).join(" "))),
-  unsafe: { ...console.unsafe, error: (...args: ReadonlyArray<unknown>) => void parseErrors.push(args.map(String).join(" ")) }
-}
+  unsafe: { ...base.unsafe, error: (...args: ReadonlyArray<unknown>) => void parseErrors.push(args.map(String).join(" ")) }
+})
 
 const options: NodeSpill.Options = {}
 const services = Layer.mergeAll(
   NodeSpill.store(options),
   SpillPolicy.allowAll,
   Secrets.layerFromEnv,
-  NodeContext.layer,
+  NodePath.layer,
+  NodeTerminal.layer,
+  NodeCommandExecutor.layer,
   Layer.succeed(OutputTag, output)
-)
+).pipe(Layer.provideMerge(NodeFileSystem.layer))
 const layer = Layer.provideMerge(Spill.layerRead(options), services)
 
-const program = Command.run(spillway, { name: "spillway", version: "0.1.0" })(process.argv).pipe(
-  Effect.withConsole(quietConsole),
-  Effect.provide(layer)
+const program = Console.consoleWith((base) =>
+  Command.run(spillway, { name: "spillway", version: "0.1.0" })(process.argv).pipe(
+    Effect.withConsole(keepErrors(base)),
+    Effect.provide(layer)
+  )
 )
 
 const oneLine = (text: string) =>

@@ -83,13 +83,17 @@ export const compile = (
   } catch (e) {
     return fail("invalid", errorText(e))
   }
+  // V8 falls back to its linear engine only for patterns without the `i`
+  // flag, so case-insensitive searches run on re2js.
   const useV8 = options.engine !== "re2js" && enableV8Linear()
   if (useV8) {
     try {
-      new RegExp(pattern, flags + "l")
+      new RegExp(pattern, "l")
     } catch (e) {
       return fail("unsupported", errorText(e).includes("linear") ? "it needs backtracking" : errorText(e))
     }
+  }
+  if (useV8 && !options.ignoreCase) {
     const line = new RegExp(pattern, flags)
     const block = new RegExp(pattern, flags + "gm")
     return Either.right({

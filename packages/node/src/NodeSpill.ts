@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { NodeFileSystem } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { Layer } from "effect"
 import * as NodeSpillStore from "./NodeSpillStore.js"

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import type { PlatformError } from "@effect/platform/Error"
 import { LineIndex, SpillStore } from "@spillway/core"
 import { Config, Effect, Layer, Option } from "effect"

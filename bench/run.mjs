@@ -1,0 +1,153 @@
+// Benchmarks `spillway` against the tools a user would otherwise pick, as
+// ratios measured in one run on the same files. Not part of the tests.
+//
+//   pnpm bench            all benchmarks
+//   SIZE_MIB=64 pnpm bench  smaller files for a quick look
+import { execFileSync, spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.dirname(fileURLToPath(import.meta.url))
+const data = Path.join(root, ".data")
+const spill = Path.join(data, "spill")
+const bin = Path.join(root, "..", "packages", "cli", "bin", "spillway.js")
+const MiB = 1024 * 1024
+const size = Number(process.env.SIZE_MIB ?? 256) * MiB
+const deepLines = Number(process.env.DEEP_LINES ?? 2_000_000)
+const memGiB = Number(process.env.MEM_GIB ?? 1)
+const env = { ...process.env, SPILLWAY_OUTPUT_DIR: spill }
+
+Fs.mkdirSync(spill, { recursive: true })
+
+/** A log-like file of about `bytes` bytes, with a few planted failures. */
+const makeLog = (file, bytes) => {
+  if (Fs.existsSync(file) && Fs.statSync(file).size >= bytes) return
+  const fd = Fs.openSync(file, "w")
+  const words = ["compiling", "linking", "resolving", "fetching", "checking", "bundling", "testing", "caching"]
+  let written = 0
+  let i = 0
+  while (written < bytes) {
+    let chunk = ""
+    for (let k = 0; k < 10_000; k++, i++) {
+      chunk += i % 1_000_003 === 500_000
+        ? `src/module_${i}.c:${i % 997}:7: error: unit ${i} failed to compile\n`
+        : `[${String(i).padStart(9, "0")}] ${words[i % words.length]} packages/pkg-${i % 313}/src/file-${i % 71}.ts ok (${i % 1000} ms)\n`
+    }
+    Fs.writeSync(fd, chunk)
+    written += Buffer.byteLength(chunk)
+  }
+  Fs.closeSync(fd)
+}
+
+const makeLines = (file, n) => {
+  if (Fs.existsSync(file)) return
+  const fd = Fs.openSync(file, "w")
+  for (let i = 1; i <= n; i += 10_000) {
+    let chunk = ""
+    for (let k = i; k < Math.min(n + 1, i + 10_000); k++) chunk += `line ${k}: the quick brown fox jumps over the lazy dog\n`
+    Fs.writeSync(fd, chunk)
+  }
+  Fs.closeSync(fd)
+}
+
+/** Runs a shell line and returns wall time in ms and the child's peak RSS in KiB (GNU time). */
+const timed = (line) =>
+  new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint()
+    const child = spawn("/usr/bin/time", ["-f", "%M", "sh", "-c", line], { env, stdio: ["ignore", "ignore", "pipe"] })
+    let err = ""
+    child.stderr.on("data", (d) => (err += d))
+    child.on("exit", () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6
+      const kib = Number(err.trim().split("\n").pop())
+      if (!Number.isFinite(kib)) reject(new Error(`${line}: ${err}`))
+      else resolve({ ms, kib })
+    })
+  })
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** Median wall time of `runs` alternating runs of two commands. */
+const compare = async (ours, theirs, runs) => {
+  const a = []
+  const b = []
+  for (let i = 0; i < runs; i++) {
+    a.push((await timed(ours)).ms)
+    b.push((await timed(theirs)).ms)
+  }
+  return { ours: median(a), theirs: median(b) }
+}
+
+const saveWithSpillway = (file) => {
+  const out = execFileSync(process.execPath, [bin, "run", "--json", "--", "cat", file], { env, maxBuffer: 16 * MiB })
+  return JSON.parse(out.toString()).filename
+}
+
+const q = (s) => `'${s.replace(/'/g, "'\\''")}'`
+const node = q(process.execPath)
+const spillway = `${node} ${q(bin)}`
+
+const log = Path.join(data, `log-${size / MiB}m.txt`)
+const lines = Path.join(data, `lines-${deepLines}.txt`)
+console.error(`preparing files in ${Path.relative(process.cwd(), data)} ...`)
+makeLog(log, size)
+makeLines(lines, deepLines)
+const logName = saveWithSpillway(log)
+const linesName = saveWithSpillway(lines)
+const out = Path.join(data, "cat-out.txt")
+const deep = deepLines - 1000
+
+const rows = []
+const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, ours, theirs, target, ok, unit })
+
+{
+  const r = await compare(`${spillway} run -- cat ${q(log)} > /dev/null`, `cat ${q(log)} > ${q(out)}`, 5)
+  add(`capture ${size / MiB} MiB: spillway run -- cat F vs cat F > out`, r.ours, r.theirs, "within 2x", r.ours / r.theirs <= 2)
+}
+{
+  const r = await compare(
+    `${spillway} read ${q(linesName)} --offset ${deep} --limit 50 > /dev/null`,
+    `sed -n '${deep},${deep + 49}p' ${q(lines)} > /dev/null`,
+    7
+  )
+  add(`deep read, line ${deep} of ${deepLines}: spillway read vs sed -n`, r.ours, r.theirs, "faster than sed", r.ours < r.theirs)
+}
+{
+  const r = await compare(
+    `${spillway} grep 'error: unit [0-9]+ failed' ${q(logName)} > /dev/null`,
+    `grep -nE 'error: unit [0-9]+ failed' ${q(log)} > /dev/null`,
+    5
+  )
+  add(`grep ${size / MiB} MiB: spillway grep vs grep -n`, r.ours, r.theirs, "within 3x", r.ours / r.theirs <= 3)
+}
+{
+  const r = await compare(`${spillway} run -- true`, `${node} -e 0`, 15)
+  add("startup: spillway run -- true vs node -e 0", r.ours, r.theirs, "within 2.5x", r.ours / r.theirs <= 2.5)
+}
+{
+  const parts = Array.from({ length: Math.ceil((memGiB * 1024 * MiB) / size) }, () => q(log)).join(" ")
+  const m = await timed(`${spillway} run -- cat ${parts} > /dev/null`)
+  const c = await timed(`cat ${parts} > /dev/null`)
+  add(`peak memory, spillway run on ${memGiB} GiB of output`, m.kib / 1024, c.kib / 1024, "under 150 MiB", m.kib / 1024 < 150, "MiB")
+}
+
+const fmt = (x, unit) => (unit === "MiB" ? `${x.toFixed(1)} MiB` : `${x.toFixed(0)} ms`)
+const header = ["benchmark", "spillway", "other tool", "ratio", "target", "met"]
+const table = rows.map((r) => [
+  r.name,
+  fmt(r.ours, r.unit),
+  fmt(r.theirs, r.unit),
+  r.unit === "MiB" ? "-" : `${(r.ours / r.theirs).toFixed(2)}x`,
+  r.target,
+  r.ok ? "yes" : "NO"
+])
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)))
+const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`
+console.log(line(header))
+console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`)
+for (const row of table) console.log(line(row))
+Fs.rmSync(out, { force: true })
+for (const name of [logName, linesName]) {
+  for (const f of [name, `.${name}.idx`]) Fs.rmSync(Path.join(spill, f), { force: true })
+}

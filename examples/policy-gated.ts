@@ -1,0 +1,52 @@
+/**
+ * A workflow that keeps a build's output and lets a reviewer read it back,
+ * under a policy: saving is allowed, reading is allowed only for files this
+ * workflow saved itself. Run it with `node examples/dist/policy-gated.js`
+ * after `pnpm build`, or import `program` into your own host.
+ */
+import { Command, CommandExecutor } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeSpill } from "@spillway/node"
+import { Effect, Layer, Stream } from "effect"
+
+/** Runs a command, keeps its output, and greps the saved copy for errors. */
+export const program = (command: Command.Command) =>
+  Effect.gen(function*() {
+    const write = yield* Spill.SpillWrite
+    const executor = yield* CommandExecutor.CommandExecutor
+    const kept = yield* Effect.scoped(Effect.gen(function*() {
+      const capture = yield* write.capture
+      const proc = yield* executor.start(command.pipe(Command.stdin(Stream.empty)))
+      yield* Stream.merge(proc.stdout, proc.stderr).pipe(Stream.runForEach(capture.write))
+      return yield* capture.finish(yield* proc.exitCode)
+    }))
+    yield* Effect.log(kept.text)
+    if (kept.filename === undefined) return kept
+    const errors = yield* Spill.grepSpill("error|fail", kept.filename, { ignoreCase: true, maxResults: 5 })
+    for (const m of errors.matches) yield* Effect.log(`${m.line}: ${m.text}`)
+    return kept
+  })
+
+/** Saving is allowed; reading only of files saved by this process. */
+const ownFilesOnly = () => {
+  const saved = new Set<string>()
+  return SpillPolicy.fromFunction((op) => {
+    if (op._tag === "spill/write") {
+      saved.add(op.filename)
+      return undefined
+    }
+    return saved.has(op.filename) ? undefined : "this workflow reads only the output it saved"
+  })
+}
+
+const layer = NodeSpill.layerWithout().pipe(
+  Layer.provide(ownFilesOnly()),
+  Layer.provide(Secrets.layerFromEnv),
+  Layer.merge(NodeContext.layer)
+)
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const command = Command.make("sh", "-c", "for i in $(seq 1 3000); do echo \"compiling unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1")
+  Effect.runPromise(program(command).pipe(Effect.provide(layer)))
+}

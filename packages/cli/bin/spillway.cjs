@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+"use strict"
+// Loads the bundled command with V8's code cache (see build.mjs).
+const fs = require("node:fs")
+const path = require("node:path")
+const vm = require("node:vm")
+const Module = require("node:module")
+
+const filename = path.join(__dirname, "..", "dist", "spillway.cjs")
+const cacheFile = path.join(__dirname, "..", "dist", "spillway.cache")
+let cachedData
+try {
+  cachedData = fs.readFileSync(cacheFile)
+} catch {
+  cachedData = undefined
+}
+const script = new vm.Script(Module.wrap(fs.readFileSync(filename, "utf8")), { filename, cachedData })
+if (process.env.SPILLWAY_WRITE_CODE_CACHE === "1") {
+  process.once("exit", () => fs.writeFileSync(cacheFile, script.createCachedData()))
+}
+const mod = { exports: {} }
+script.runInThisContext()(mod.exports, Module.createRequire(filename), mod, filename, path.dirname(filename))

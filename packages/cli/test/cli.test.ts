@@ -1,0 +1,193 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = fileURLToPath(new URL("../bin/spillway.cjs", import.meta.url))
+
+interface Result {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stdoutBytes: Buffer
+  readonly stderr: string
+}
+
+const spillway = (dir: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Result => {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir, ...env },
+    maxBuffer: 64 * 1024 * 1024
+  })
+  return { status: r.status, stdout: r.stdout.toString("utf8"), stdoutBytes: r.stdout, stderr: r.stderr.toString("utf8") }
+}
+
+const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-cli-"))
+const savedName = (text: string) => /Full output: (\S+\.log)\]/.exec(text)?.[1]
+const noisy = (n: number) => `for i in $(seq 1 ${n}); do echo "step $i of the build"; done`
+
+describe("spillway run", () => {
+  it("prints short output exactly and exits with the command's status", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "-c", "echo hello; echo world >&2; exit 3"])
+    expect(r.status).toBe(3)
+    expect(r.stdout).toBe("hello\nworld\n")
+    expect(Fs.existsSync(dir) ? Fs.readdirSync(dir) : []).toEqual([])
+  })
+
+  it("runs a command given after --", () => {
+    const r = spillway(tempDir(), ["run", "--", "printf", "%s-%s\\n", "a b", "c"])
+    expect(r.status).toBe(0)
+    expect(r.stdout).toBe("a b-c\n")
+  })
+
+  it("merges stdout and stderr in arrival order", () => {
+    const r = spillway(tempDir(), ["run", "-c", "echo a; sleep 0.2; echo b >&2; sleep 0.2; echo c"])
+    expect(r.stdout).toBe("a\nb\nc\n")
+  })
+
+  it("saves long output, prints a preview, and reads it back", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "-c", `${noisy(2100)}; exit 1`])
+    expect(r.status).toBe(1)
+    expect([...r.stdout.trimEnd()].length).toBeLessThanOrEqual(2000)
+    expect(r.stdout).toContain("exit code 1")
+    expect(r.stdout).toContain("step 1 of the build\n")
+    expect(r.stdout).toContain("step 2100 of the build")
+    const name = savedName(r.stdout)!
+    expect(name).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[0-9a-f]{6}\.log$/)
+    expect(r.stdout).toContain(`spillway read ${name} --offset `)
+    const file = Fs.readFileSync(Path.join(dir, name), "utf8")
+    expect(file.split("\n").length).toBe(2101)
+
+    const page = spillway(dir, ["read", name, "--offset", "900", "--limit", "3"])
+    expect(page.status).toBe(0)
+    expect(page.stdout).toBe("step 900 of the build\nstep 901 of the build\nstep 902 of the build\n")
+    expect(page.stderr).toBe(`[lines 900-902 of 2100; continue with: spillway read ${name} --offset 903 --limit 3]\n`)
+    const whole = spillway(dir, ["read", name])
+    expect(whole.stdout).toBe(file)
+    expect(whole.stderr).toContain("end of file")
+
+    const found = spillway(dir, ["grep", "step 1[0-9]00 ", name])
+    expect(found.status).toBe(0)
+    expect(found.stdout).toBe("1000:step 1000 of the build\n1100:step 1100 of the build\n1200:step 1200 of the build\n" +
+      "1300:step 1300 of the build\n1400:step 1400 of the build\n1500:step 1500 of the build\n1600:step 1600 of the build\n" +
+      "1700:step 1700 of the build\n1800:step 1800 of the build\n1900:step 1900 of the build\n")
+    const limited = spillway(dir, ["grep", "step", name, "--max-results", "2"])
+    expect(limited.stdout).toBe("1:step 1 of the build\n2:step 2 of the build\n")
+    expect(limited.stderr).toContain("more lines match")
+    const none = spillway(dir, ["grep", "nothing like this", name])
+    expect(none.status).toBe(1)
+    expect(none.stdout).toBe("")
+  })
+
+  it("reports signals as 128+N and an unstartable command as 127", () => {
+    const dir = tempDir()
+    const killed = spillway(dir, ["run", "-c", "echo before; kill -9 $$"])
+    expect(killed.status).toBe(137)
+    expect(killed.stdout).toBe("before\n")
+    const term = spillway(dir, ["run", "--", "sh", "-c", "kill -TERM $$"])
+    expect(term.status).toBe(143)
+    const missing = spillway(dir, ["run", "--", "no-such-command-here"])
+    expect(missing.status).toBe(127)
+    expect(missing.stderr).toMatch(/^spillway: cannot start no-such-command-here: .*\n$/)
+  })
+
+  it("keeps binary and invalid UTF-8 output byte for byte in the file", () => {
+    const dir = tempDir()
+    // every byte value, over and over, with line breaks
+    const r = spillway(dir, ["run", "--", process.execPath, "-e",
+      "const b=Buffer.alloc(256*64);for(let i=0;i<b.length;i++)b[i]=i%256;process.stdout.write(b)"])
+    expect(r.status).toBe(0)
+    expect(r.stdout).toContain("\ufffd")
+    const name = savedName(r.stdout)!
+    const saved = Fs.readFileSync(Path.join(dir, name))
+    const expected = Buffer.alloc(256 * 64)
+    for (let i = 0; i < expected.length; i++) expected[i] = i % 256
+    expect(saved.equals(expected)).toBe(true)
+    const back = spillway(dir, ["read", name])
+    expect(back.stdoutBytes.equals(expected)).toBe(true)
+  })
+
+  it("masks a secret from the environment in the preview and in the file", () => {
+    const dir = tempDir()
+    const secret = "s3cr3t-v4lue-that-must-not-leak"
+    const r = spillway(dir, ["run", "-c", `echo "key=$MY_SERVICE_TOKEN"; ${noisy(3000)}; echo "again $MY_SERVICE_TOKEN"`], {
+      MY_SERVICE_TOKEN: secret
+    })
+    expect(r.stdout).not.toContain(secret)
+    expect(r.stdout).toContain("*".repeat(secret.length))
+    const file = Fs.readFileSync(Path.join(dir, savedName(r.stdout)!), "utf8")
+    expect(file).not.toContain(secret)
+    expect(file.startsWith(`key=${"*".repeat(secret.length)}\n`)).toBe(true)
+  })
+
+  it("still prints a marked cut when the spill directory cannot be written", () => {
+    const base = tempDir()
+    Fs.writeFileSync(Path.join(base, "not-a-dir"), "")
+    const r = spillway(Path.join(base, "not-a-dir", "spill"), ["run", "-c", noisy(3000)])
+    expect(r.status).toBe(0)
+    expect(r.stdout).toContain("[No copy was saved:")
+    expect(r.stdout).toMatch(/\[Showing lines 1-\d+, \d+-3000 of 3000\]/)
+    expect(r.stdout).toContain("step 3000 of the build")
+  })
+
+  it("prints one JSON object with --json", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "--json", "-c", noisy(3000)])
+    const o = JSON.parse(r.stdout)
+    expect(o).toMatchObject({ exitCode: 0, truncated: true, totalLines: 3000 })
+    const page = JSON.parse(spillway(dir, ["read", o.filename, "--offset", "2", "--limit", "1", "--json"]).stdout)
+    expect(page).toMatchObject({ offset: 2, lines: 1, text: "step 2 of the build\n", nextOffset: 3, totalLines: 3000 })
+    const g = JSON.parse(spillway(dir, ["grep", "--json", "step 2999 ", o.filename]).stdout)
+    expect(g.matches).toEqual([{ line: 2999, text: "step 2999 of the build", cut: false }])
+  })
+})
+
+describe("bad input", () => {
+  const oneLine = (r: Result) => {
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^spillway: [^\n]+\n$/)
+  }
+
+  it("refuses names off the allowlist, unknown names, bad numbers and bad patterns", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "-c", noisy(3000)])
+    const name = savedName(r.stdout)!
+    for (const bad of ["../etc/passwd", "a/b", ".hidden", "%2e%2e", "x".repeat(200)]) oneLine(spillway(dir, ["read", bad]))
+    oneLine(spillway(dir, ["read", "2026-01-01T00-00-00-000Z-000000.log"]))
+    oneLine(spillway(dir, ["read", name, "--offset", "-4"]))
+    oneLine(spillway(dir, ["read", name, "--offset", "99999"]))
+    oneLine(spillway(dir, ["read", name, "--limit", "abc"]))
+    oneLine(spillway(dir, ["grep", "(", name]))
+    const unsupported = spillway(dir, ["grep", "(a)\\1", name])
+    oneLine(unsupported)
+    expect(unsupported.stderr).toContain("Backreferences and lookaround are not supported")
+    oneLine(spillway(dir, ["grep", "x", name, "--max-results", "0"]))
+    oneLine(spillway(dir, ["run"]))
+    oneLine(spillway(dir, ["frobnicate"]))
+  })
+
+  it("refuses a symlink, a hard link and a FIFO planted in the directory", () => {
+    const dir = tempDir()
+    const name = savedName(spillway(dir, ["run", "-c", noisy(3000)]).stdout)!
+    const outside = Path.join(tempDir(), "outside.txt")
+    Fs.writeFileSync(outside, "not yours\n")
+    Fs.symlinkSync(outside, Path.join(dir, "sym.log"))
+    Fs.linkSync(Path.join(dir, name), Path.join(dir, "hard.log"))
+    spawnSync("mkfifo", [Path.join(dir, "pipe.log")])
+    for (const planted of ["sym.log", "hard.log", "pipe.log"]) {
+      const r = spillway(dir, ["read", planted])
+      oneLine(r)
+      expect(r.stdout).toBe("")
+    }
+  })
+
+  it("has --help on every command", () => {
+    for (const args of [["--help"], ["run", "--help"], ["read", "--help"], ["grep", "--help"]]) {
+      const r = spillway(tempDir(), args)
+      expect(r.status, args.join(" ")).toBe(0)
+      expect(r.stdout).toContain("spillway")
+    }
+  })
+})

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as LineIndex from "@spillway/core/LineIndex"
+import { FastCheck as fc } from "effect"
+
+const lineStarts = (bytes: Uint8Array) => {
+  const starts = bytes.length > 0 ? [0] : []
+  bytes.forEach((b, i) => {
+    if (b === 10 && i + 1 < bytes.length) starts.push(i + 1)
+  })
+  return starts
+}
+
+describe("LineIndex", () => {
+  it.prop("checkpoints are the starts of every k-th line, whatever the chunking", [
+    fc.uint8Array({ maxLength: 400 }).map((b) => b.map((x) => (x % 4 === 0 ? 10 : x))),
+    fc.array(fc.nat(400), { maxLength: 6 }),
+    fc.integer({ min: 1, max: 7 })
+  ], ([bytes, cuts, every]) => {
+    const b = LineIndex.builder(every)
+    let at = 0
+    for (const c of [...cuts].sort((x, y) => x - y)) {
+      b.push(bytes.subarray(at, Math.max(at, Math.min(c, bytes.length))))
+      at = Math.max(at, Math.min(c, bytes.length))
+    }
+    b.push(bytes.subarray(at))
+    const index = b.result()
+    const starts = lineStarts(bytes)
+    expect(index.lines).toBe(starts.length)
+    expect(index.bytes).toBe(bytes.length)
+    expect(index.checkpoints).toEqual(starts.filter((_, i) => i % every === 0).concat(starts.length === 0 ? [0] : []))
+    expect(LineIndex.decode(LineIndex.encode(index))).toEqual(index)
+  })
+
+  it("rejects bytes that are not an index", () => {
+    expect(LineIndex.decode(new Uint8Array(40))).toBeUndefined()
+    expect(LineIndex.decode(new TextEncoder().encode("SPWIDX01"))).toBeUndefined()
+  })
+})

@@ -1,0 +1,345 @@
+import { FileSystem } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
+import { NodeSpillStore } from "@spillway/node"
+import { Effect, Exit, FastCheck as fc, Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const TOKEN = "correct-horse-battery-staple-42"
+
+/** A fresh spill directory per test, removed afterwards. */
+const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-test-"))
+
+const spillLayer = (
+  directory: string,
+  options: { policy?: Layer.Layer<SpillPolicy.SpillPolicy>; fs?: Layer.Layer<FileSystem.FileSystem>; spill?: Spill.Options } = {}
+) =>
+  Spill.layer(options.spill).pipe(
+    Layer.provide(NodeSpillStore.layer({ directory })),
+    Layer.provide(options.fs ?? NodeFileSystem.layer),
+    Layer.provide(options.policy ?? SpillPolicy.allowAll),
+    Layer.provide(Secrets.layer({ knownValues: [TOKEN] }))
+  )
+
+const run = <A, E>(directory: string, effect: Effect.Effect<A, E, Spill.SpillWrite | Spill.SpillRead>, options = {}) =>
+  Effect.runPromise(Effect.provide(effect, spillLayer(directory, options)))
+
+const runExit = <A, E>(directory: string, effect: Effect.Effect<A, E, Spill.SpillWrite | Spill.SpillRead>, options = {}) =>
+  Effect.runPromiseExit(Effect.provide(effect, spillLayer(directory, options)))
+
+const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1} of the build`).join("\n") + "\n"
+
+const visible = (dir: string) => Fs.readdirSync(dir).filter((f) => !f.startsWith("."))
+const everything = (dir: string) => Fs.readdirSync(dir)
+
+describe("keepOutput", () => {
+  it("returns short output exactly as printed and saves nothing", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput("all good\n", 0))
+    expect(kept.text).toBe("all good\n")
+    expect(kept.truncated).toBe(false)
+    expect(kept.filename).toBeUndefined()
+    expect(Fs.existsSync(dir) ? visible(dir) : []).toEqual([])
+  })
+
+  it("returns exactly 2,000 characters whole, and previews 2,001", async () => {
+    const dir = tempDir()
+    const exact = "\u20ac".repeat(1999) + "\n"
+    expect((await run(dir, Spill.keepOutput(exact, 0))).text).toBe(exact)
+    const over = "\u20ac".repeat(2000) + "\n"
+    const kept = await run(dir, Spill.keepOutput(over, 0))
+    expect(kept.truncated).toBe(true)
+    expect([...kept.text].length).toBeLessThanOrEqual(2000)
+  })
+
+  it("saves long output and previews it within the cap", async () => {
+    const dir = tempDir()
+    const text = numbered(2100)
+    const kept = await run(dir, Spill.keepOutput(text, 1))
+    expect(kept.truncated).toBe(true)
+    expect([...kept.text].length).toBeLessThanOrEqual(Spill.MAX_STDOUT_LEN)
+    expect(kept.filename).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[0-9a-f]{6}\.log$/)
+    expect(kept.text).toContain("exit code 1")
+    expect(kept.text).toContain("line 1 of the build\n")
+    expect(kept.text).toContain("line 2100 of the build")
+    expect(kept.text).toMatch(new RegExp(`\\[Showing lines 1-\\d+, \\d+-2100 of 2100\\. Full output: ${kept.filename}\\]`))
+    expect(kept.text).toContain(`readSpill("${kept.filename}"`)
+    expect(kept.text).toContain(`grepSpill("PATTERN", "${kept.filename}")`)
+    const file = Path.join(dir, kept.filename!)
+    expect(Fs.readFileSync(file, "utf8")).toBe(text)
+    expect(Fs.statSync(file).mode & 0o777).toBe(0o600)
+    expect(Fs.statSync(dir).mode & 0o777).toBe(0o700)
+    // nothing but the body and its index remain
+    expect(everything(dir).sort()).toEqual([`.${kept.filename}.idx`, kept.filename].sort())
+  })
+
+  it("masks secrets before anything is shown or saved", async () => {
+    const dir = tempDir()
+    const text = numbered(500) + `token in the middle: ${TOKEN}\n` + numbered(500) + `and at the end ${TOKEN}\n`
+    const kept = await run(dir, Spill.keepOutput(text, 0))
+    expect(kept.text).not.toContain(TOKEN)
+    expect(kept.text).toContain("*".repeat(TOKEN.length))
+    const saved = Fs.readFileSync(Path.join(dir, kept.filename!), "utf8")
+    expect(saved).not.toContain(TOKEN)
+    expect(saved.length).toBe(text.length)
+    const short = await run(dir, Spill.keepOutput(`x ${TOKEN}\n`, 0))
+    expect(short.text).toBe(`x ${"*".repeat(TOKEN.length)}\n`)
+  })
+
+  it("falls back to a marked cut when the policy refuses the save", async () => {
+    const dir = tempDir()
+    const policy = SpillPolicy.fromFunction((op) => (op._tag === "spill/write" ? "saving is off here" : undefined))
+    const kept = await run(dir, Spill.keepOutput(numbered(2100), 2), { policy })
+    expect(kept.filename).toBeUndefined()
+    expect(kept.notSaved).toContain("saving is off here")
+    expect(kept.text).toContain("[No copy was saved: spill/write of ")
+    expect(kept.text).toMatch(/\[Showing lines 1-\d+, \d+-2100 of 2100\]/)
+    expect(kept.text).not.toContain("Full output")
+    expect([...kept.text].length).toBeLessThanOrEqual(2000)
+    expect(Fs.existsSync(dir) ? visible(dir) : []).toEqual([])
+  })
+
+  it("falls back when the directory cannot be created", async () => {
+    const base = tempDir()
+    Fs.writeFileSync(Path.join(base, "plain-file"), "")
+    const kept = await run(Path.join(base, "plain-file", "spill"), Spill.keepOutput(numbered(3000), 0))
+    expect(kept.filename).toBeUndefined()
+    expect(kept.text).toContain("[No copy was saved:")
+    expect(kept.text).toMatch(/ENOTDIR|NotFound|BadResource|not a directory/i)
+  })
+
+  it("leaves no partial file when a write fails half-way", async () => {
+    const dir = tempDir()
+    // the real file system, except that writes fail once 64 KiB have been written to a file
+    const failing = Layer.effect(
+      FileSystem.FileSystem,
+      Effect.map(FileSystem.FileSystem, (fs) => ({
+        ...fs,
+        open: (path: string, options?: FileSystem.OpenFileOptions) =>
+          Effect.map(fs.open(path, options), (file) => {
+            let written = 0
+            return {
+              ...file,
+              writeAll: (bytes: Uint8Array) => {
+                written += bytes.length
+                return written > 65_536
+                  ? Effect.fail(new (class extends Error {
+                    readonly _tag = "SystemError"
+                    readonly reason = "Unknown"
+                    readonly description = "injected write failure"
+                  })()) as never
+                  : file.writeAll(bytes)
+              }
+            }
+          })
+      }))
+    ).pipe(Layer.provide(NodeFileSystem.layer))
+    const kept = await run(dir, Spill.keepOutput(numbered(20_000), 1), { fs: failing })
+    expect(kept.filename).toBeUndefined()
+    expect(kept.notSaved).toContain("injected write failure")
+    expect(kept.text).toContain("[No copy was saved:")
+    expect(kept.text).toContain("line 20000 of the build")
+    expect(everything(dir)).toEqual([])
+  })
+
+  it("leaves no partial file when the disk is full (a real tmpfs)", async (ctx) => {
+    const dir = tempDir()
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir], { stdio: "pipe" })
+    } catch (e) {
+      console.log(`skipped: cannot mount a small tmpfs here (${String((e as Error).message).split("\n")[0]})`)
+      ctx.skip()
+      return
+    }
+    try {
+      const kept = await run(dir, Spill.keepOutput(numbered(40_000), 1))
+      expect(kept.filename).toBeUndefined()
+      expect(kept.notSaved).toMatch(/ENOSPC|no space/i)
+      expect(kept.text).toContain("[No copy was saved:")
+      expect(everything(dir)).toEqual([])
+    } finally {
+      execFileSync("umount", [dir])
+    }
+  })
+})
+
+describe("readSpill", () => {
+  it("reads the whole file or a slice, and says where to continue", async () => {
+    const dir = tempDir()
+    const text = numbered(2100)
+    const kept = await run(dir, Spill.keepOutput(text, 0))
+    const whole = await run(dir, Spill.readSpill(kept.filename!))
+    expect(whole.text).toBe(text)
+    expect(whole.totalLines).toBe(2100)
+    expect(whole.nextOffset).toBeUndefined()
+    const page = await run(dir, Spill.readSpill(kept.filename!, { offset: 900, limit: 50 }))
+    expect(page.text).toBe(text.split("\n").slice(899, 949).join("\n") + "\n")
+    expect(page).toMatchObject({ offset: 900, lines: 50, totalLines: 2100, nextOffset: 950 })
+    const last = await run(dir, Spill.readSpill(kept.filename!, { offset: 2100, limit: 50 }))
+    expect(last).toMatchObject({ lines: 1, text: "line 2100 of the build\n" })
+    expect(last.nextOffset).toBeUndefined()
+  })
+
+  it("concatenating every page gives the file back", async () => {
+    const dir = tempDir()
+    const text = Array.from({ length: 3000 }, (_, i) => "é".repeat(i % 7) + `row ${i}` + (i % 11 === 0 ? "" : " tail")).join("\n")
+    const kept = await run(dir, Spill.keepOutput(text, 0))
+    const readAll = (limit: number) =>
+      Effect.gen(function*() {
+        let offset = 1
+        let out = ""
+        for (;;) {
+          const page = yield* Spill.readSpill(kept.filename!, { offset, limit })
+          out += page.text
+          if (page.nextOffset === undefined) return out
+          offset = page.nextOffset
+        }
+      })
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 400 }), async (limit) => {
+      expect(await run(dir, readAll(limit))).toBe(text)
+    }), { numRuns: 15 })
+  })
+
+  it("refuses bad numbers and offsets past the end with typed errors", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(2100), 0))
+    for (const [options, argument] of [[{ offset: -1 }, "offset"], [{ limit: 1.5 }, "limit"], [{ offset: 2101 }, "offset"]] as const) {
+      const exit = await runExit(dir, Spill.readSpill(kept.filename!, options))
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain(`"argument":"${argument}"`)
+    }
+  })
+
+  it("finds a deep page through the index without scanning the file", async () => {
+    const dir = tempDir()
+    const lines = 200_000
+    const kept = await run(dir, Spill.keepOutput(numbered(lines), 0))
+    // count the bytes the store reads
+    let read = 0
+    const counting = Layer.effect(
+      SpillStore.SpillStore,
+      Effect.map(NodeSpillStore.make(dir), (store) => ({
+        ...store,
+        open: (name: string) =>
+          Effect.map(store.open(name), (file) => ({
+            ...file,
+            read: (position: number, length: number) =>
+              Effect.tap(file.read(position, length), (b) => Effect.sync(() => (read += b.length)))
+          }))
+      }))
+    ).pipe(Layer.provide(NodeFileSystem.layer))
+    const page = await Effect.runPromise(
+      Spill.readSpill(kept.filename!, { offset: 199_000, limit: 10 }).pipe(
+        Effect.provide(Spill.layerRead().pipe(Layer.provide(counting), Layer.provide(SpillPolicy.allowAll)))
+      )
+    )
+    expect(page.text.split("\n")[0]).toBe("line 199000 of the build")
+    expect(Fs.statSync(Path.join(dir, kept.filename!)).size).toBeGreaterThan(4_000_000)
+    expect(read).toBeLessThan(200_000)
+  })
+})
+
+describe("grepSpill", () => {
+  it("returns matching lines with their numbers and says when more exist", async () => {
+    const dir = tempDir()
+    const text = numbered(3000).replace("line 1500 of the build", "src/a.ts(3,1): error TS2304: Cannot find name")
+    const kept = await run(dir, Spill.keepOutput(text, 2))
+    const one = await run(dir, Spill.grepSpill("error TS\\d+", kept.filename!))
+    expect(one.matches).toEqual([{ line: 1500, text: "src/a.ts(3,1): error TS2304: Cannot find name", cut: false }])
+    expect(one.more).toBe(false)
+    const many = await run(dir, Spill.grepSpill("^line \\d+0 ", kept.filename!, { maxResults: 5 }))
+    expect(many.matches.map((m) => m.line)).toEqual([10, 20, 30, 40, 50])
+    expect(many.more).toBe(true)
+    const none = await run(dir, Spill.grepSpill("no such thing", kept.filename!))
+    expect(none.matches).toEqual([])
+    const ci = await run(dir, Spill.grepSpill("ERROR ts2304", kept.filename!, { ignoreCase: true }))
+    expect(ci.matches.map((m) => m.line)).toEqual([1500])
+  })
+
+  it("refuses invalid and unsupported patterns", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(3000), 0))
+    for (const [pattern, kind] of [["(", "invalid"], ["(a)\\1", "unsupported"], ["a(?=b)", "unsupported"]] as const) {
+      const exit = await runExit(dir, Spill.grepSpill(pattern, kept.filename!))
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain(`"kind":"${kind}"`)
+    }
+  })
+})
+
+describe("refusals", () => {
+  const refusedNames = [
+    "", "../etc/passwd", "a/b.log", "a\\b.log", "..", "x..log", ".hidden.log", "a\0b", "%2e%2e%2fpasswd", "x".repeat(129),
+    "name with space.log", "ünïcode.log"
+  ]
+
+  it("refuses every name off the allowlist before touching the file system", async () => {
+    // a store whose open would die: the refusal has to come first
+    const store = Layer.succeed(SpillStore.SpillStore, {
+      directory: "/nonexistent",
+      create: () => Effect.die("create must not be called"),
+      open: () => Effect.die("open must not be called")
+    })
+    for (const name of refusedNames) {
+      const exit = await Effect.runPromiseExit(
+        Spill.readSpill(name).pipe(
+          Effect.provide(Spill.layerRead().pipe(Layer.provide(store), Layer.provide(SpillPolicy.allowAll)))
+        )
+      )
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause), name).toContain("SpillNameRefused")
+    }
+  })
+
+  it("refuses a symlink, a hard link, a FIFO and a directory planted in the directory, without blocking", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(2100), 0))
+    const outside = Path.join(tempDir(), "secret.txt")
+    Fs.writeFileSync(outside, "outside the spill directory\n")
+    Fs.symlinkSync(outside, Path.join(dir, "link.log"))
+    Fs.linkSync(Path.join(dir, kept.filename!), Path.join(dir, "hard.log"))
+    execFileSync("mkfifo", [Path.join(dir, "fifo.log")])
+    Fs.mkdirSync(Path.join(dir, "sub.log"))
+    const cases = [["link.log", "symbolic link"], ["hard.log", "2 hard links"], ["fifo.log", "FIFO"], ["sub.log", "directory"]]
+    for (const [name, reason] of cases) {
+      const exit = await runExit(dir, Spill.readSpill(name!))
+      const text = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : "succeeded"
+      expect(text, name).toContain("SpillFileRefused")
+      expect(text, name).toContain(reason)
+    }
+  })
+
+  it("reports a missing file as not found", async () => {
+    const dir = tempDir()
+    const exit = await runExit(dir, Spill.readSpill("2026-01-01T00-00-00-000Z-abcdef.log"))
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("SpillNotFound")
+  })
+
+  it("lets the policy refuse a read with a typed error", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(2100), 0))
+    const policy = SpillPolicy.fromFunction((op) => (op._tag === "spill/read" ? "reading is not granted" : undefined))
+    const exit = await runExit(dir, Spill.readSpill(kept.filename!), { policy })
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("reading is not granted")
+  })
+})
+
+describe("capabilities", () => {
+  it("a read-only layer provides SpillRead and nothing that writes", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(2100), 0))
+    const readOnly = Spill.layerRead().pipe(
+      Layer.provide(NodeSpillStore.layer({ directory: dir })),
+      Layer.provide(NodeFileSystem.layer),
+      Layer.provide(SpillPolicy.allowAll)
+    )
+    const page = await Effect.runPromise(Effect.provide(Spill.readSpill(kept.filename!, { limit: 1 }), readOnly))
+    expect(page.text).toBe("line 1 of the build\n")
+    const service = await Effect.runPromise(Effect.provide(Spill.SpillRead, readOnly))
+    expect(Object.keys(service).sort()).toEqual(["copySpill", "grepSpill", "readSpill"])
+    // @ts-expect-error a program that writes needs SpillWrite, which the read-only layer does not grant
+    const _wontCompile: Effect.Effect<unknown> = Effect.provide(Spill.keepOutput("x", 0), readOnly)
+    void _wontCompile
+  })
+})
