@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 const root = Path.dirname(fileURLToPath(import.meta.url))
 const data = Path.join(root, ".data")
 const spill = Path.join(data, "spill")
-const bin = Path.join(root, "..", "packages", "cli", "bin", "spillway.js")
+const bin = Path.join(root, "..", "packages", "cli", "bin", "spillway.cjs")
 const MiB = 1024 * 1024
 const size = Number(process.env.SIZE_MIB ?? 256) * MiB
 const deepLines = Number(process.env.DEEP_LINES ?? 2_000_000)
@@ -115,8 +115,8 @@ const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, o
 }
 {
   const r = await compare(
-    `${spillway} grep 'error: unit [0-9]+ failed' ${q(logName)} > /dev/null`,
-    `grep -nE 'error: unit [0-9]+ failed' ${q(log)} > /dev/null`,
+    `${spillway} grep 'error: unit [0-9]+ failed' ${q(logName)} > ${q(out)}`,
+    `grep -nE 'error: unit [0-9]+ failed' ${q(log)} > ${q(out)}`,
     5
   )
   add(`grep ${size / MiB} MiB: spillway grep vs grep -n`, r.ours, r.theirs, "within 3x", r.ours / r.theirs <= 3)

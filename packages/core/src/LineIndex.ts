@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
 
 /** Default spacing of checkpoints, in lines. */
 export const DEFAULT_EVERY = 1024
@@ -34,7 +35,9 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
   let lastByte = -1
   const checkpoints: Array<number> = [0]
   return {
-    push: (chunk) => {
+    push: (input) => {
+      // Buffer's indexOf is memchr; a plain Uint8Array's is a slow loop
+      const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.length)
       let at = chunk.indexOf(10)
       while (at !== -1) {
         newlines++

@@ -279,13 +279,13 @@ export const makeRead = (options: Options = {}) =>
           }
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
           const file = yield* open(filename)
-          const scan = yield* Read.grep(file, matcher, {
+          const index = yield* Read.indexOf(file)
+          const scan = yield* Read.grep(file, index, matcher, {
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,
             deadlineMs: o.grepDeadlineMs
           })
-          const index = yield* Read.indexOf(file)
           return {
             filename,
             pattern,

@@ -61,8 +61,11 @@ export interface SpillFile {
   readonly filename: string
   /** Byte length of the body. */
   readonly size: number
-  /** Reads up to `length` bytes at `position`; fewer only at the end of the body. */
-  readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, SpillIoError>
+  /**
+   * Reads up to `length` bytes at `position`, fewer only at the end of the
+   * body; into `into` (from its start) when given, so a caller can reuse one buffer.
+   */
+  readonly read: (position: number, length: number, into?: Uint8Array) => Effect.Effect<Uint8Array, SpillIoError>
   /** The index saved beside the body, when there is one that matches it. */
   readonly index: Effect.Effect<LineIndex.LineIndex | undefined>
 }

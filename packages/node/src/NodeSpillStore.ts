@@ -85,11 +85,11 @@ const openChecked = (directory: string, filename: string) =>
   )
 
 const readAt = (handle: Fs.promises.FileHandle, filename: string, size: number) =>
-(position: number, length: number): Effect.Effect<Uint8Array, SpillStore.SpillIoError> =>
+(position: number, length: number, into?: Uint8Array): Effect.Effect<Uint8Array, SpillStore.SpillIoError> =>
   Effect.tryPromise({
     try: async () => {
-      const want = Math.max(0, Math.min(length, size - position))
-      const buffer = Buffer.allocUnsafe(want)
+      const want = Math.max(0, Math.min(length, size - position, into ? into.length : Infinity))
+      const buffer = into ? Buffer.from(into.buffer, into.byteOffset, want) : Buffer.allocUnsafe(want)
       let got = 0
       while (got < want) {
         const { bytesRead } = await handle.read(buffer, got, want - got, position + got)

@@ -226,8 +226,8 @@ describe("readSpill", () => {
         open: (name: string) =>
           Effect.map(store.open(name), (file) => ({
             ...file,
-            read: (position: number, length: number) =>
-              Effect.tap(file.read(position, length), (b) => Effect.sync(() => (read += b.length)))
+            read: (position: number, length: number, into?: Uint8Array) =>
+              Effect.tap(file.read(position, length, into), (b) => Effect.sync(() => (read += b.length)))
           }))
       }))
     ).pipe(Layer.provide(NodeFileSystem.layer))
@@ -257,6 +257,24 @@ describe("grepSpill", () => {
     expect(none.matches).toEqual([])
     const ci = await run(dir, Spill.grepSpill("ERROR ts2304", kept.filename!, { ignoreCase: true }))
     expect(ci.matches.map((m) => m.line)).toEqual([1500])
+  })
+
+  it("numbers lines right across blocks, with long lines and multi-byte text", async () => {
+    const dir = tempDir()
+    // ~12 MiB: several 4 MiB blocks, a 5 MiB line in the middle, and non-ASCII lines
+    const lines = Array.from({ length: 150_000 }, (_, i) => i % 1000 === 0 ? `é line ${i + 1} ✓` : `line ${i + 1} of the build`)
+    lines[70_000] = "x".repeat(5 * 1024 * 1024) + " needle in a huge line"
+    lines[70_001] = "needle after the huge line"
+    const text = lines.join("\n") + "\n"
+    const kept = await run(dir, Spill.keepOutput(text, 0))
+    const expected = (re: RegExp) => lines.flatMap((l, i) => (re.test(l.slice(0, 65_536)) ? [i + 1] : []))
+    for (const [pattern, ignoreCase] of [["^line \\d*77 of", false], ["✓$", false], ["needle", false], ["LINE 1499\\d\\d OF", true]] as const) {
+      const r = await run(dir, Spill.grepSpill(pattern, kept.filename!, { maxResults: 10_000, ignoreCase }))
+      expect(r.matches.map((m) => m.line), pattern).toEqual(expected(new RegExp(pattern, ignoreCase ? "i" : "")))
+      expect(r.more).toBe(false)
+    }
+    const huge = await run(dir, Spill.grepSpill("^x+", kept.filename!))
+    expect(huge.matches.map((m) => [m.line, m.cut, m.text.length])).toEqual([[70_001, true, 2000]])
   })
 
   it("refuses invalid and unsupported patterns", async () => {

@@ -1,4 +1,4 @@
-import { Clock, Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import { Clock, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
 import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
 import type * as Secrets from "../Secrets.js"
@@ -47,6 +47,8 @@ const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
   }
   return out
 }
+
+const BATCH_BYTES = 1 << 20
 
 const describe = (e: { readonly message: string }) => e.message
 
@@ -105,8 +107,33 @@ export const make = (
       }
     })
 
+    // Writes go out in batches, one in flight while the next fills, so that
+    // reading the command's output never waits on the disk.
+    let batch: Array<Uint8Array> = []
+    let batchBytes = 0
+    let inFlight: Fiber.RuntimeFiber<void> | undefined
+    const settle = Effect.suspend(() => {
+      const f = inFlight
+      inFlight = undefined
+      return f ? Fiber.join(f) : Effect.void
+    })
+    const flush = Effect.gen(function*() {
+      yield* settle
+      const data = concat(batch)
+      batch = []
+      batchBytes = 0
+      if (mode !== "spilling" || data.length === 0) return
+      inFlight = yield* sink!.write(data).pipe(
+        Effect.catchAll((e) => fail(describe(e))),
+        Effect.forkIn(outer)
+      )
+    })
     const writeSink = (chunk: Uint8Array) =>
-      sink!.write(chunk).pipe(Effect.catchAll((e) => fail(describe(e))))
+      Effect.suspend(() => {
+        batch.push(chunk)
+        batchBytes += chunk.length
+        return batchBytes >= BATCH_BYTES ? flush : Effect.void
+      })
 
     const accept = (chunk: Uint8Array) =>
       Effect.gen(function*() {
@@ -162,6 +189,8 @@ export const make = (
           }
           yield* startSpilling
         }
+        yield* flush
+        yield* settle
         if ((mode as string) === "spilling") {
           const committed = yield* sink!.commit(lines).pipe(Effect.either)
           if (committed._tag === "Left") yield* fail(describe(committed.left))

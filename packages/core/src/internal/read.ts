@@ -72,29 +72,34 @@ export interface GrepScan {
 
 /**
  * Scans a file block by block (whole lines), collecting up to `maxResults`
- * matching lines and noting whether more exist; stops at the deadline.
+ * matching lines and noting whether more exist; stops at the deadline. Line
+ * numbers come from the index's checkpoints, so a block with no match is
+ * never counted line by line.
  *
  * @internal
  */
 export const grep = (
   file: SpillFile,
+  index: LineIndex.LineIndex,
   matcher: Grep.Matcher,
   options: { readonly maxResults: number; readonly maxLineChars: number; readonly maxMatchChars: number; readonly deadlineMs: number }
 ): Effect.Effect<GrepScan, SpillIoError> =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     const scan: GrepScan = { matches: [], more: false, clippedLines: 0, scannedLines: 0, stoppedAt: undefined }
-    let carry: Uint8Array = new Uint8Array(0)
-    let lineNo = 1 // number of the first line of the next block
-    let pos = 0
+    const size = Math.min(BLOCK, Math.max(file.size, 1))
+    const buf = Buffer.allocUnsafe(size)
+    let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
+    let pos = 0 // file offset of the next read
+    let blockStart = 0 // file offset of buf[0]
+    let lineNo = 1 // number of the line starting at buf[0]
     let skipping = false
-    const full = () => scan.matches.length >= options.maxResults
 
     const record = (lineText: string, n: number): boolean => {
-      const clipped = lineText.length > options.maxLineChars
-      const probe = clipped ? lineText.slice(0, options.maxLineChars) : lineText
+      if (lineText.length > options.maxLineChars) scan.clippedLines++
+      const probe = lineText.length > options.maxLineChars ? lineText.slice(0, options.maxLineChars) : lineText
       if (!matcher.test(probe)) return false
-      if (full()) {
+      if (scan.matches.length >= options.maxResults) {
         scan.more = true
         return true
       }
@@ -103,52 +108,62 @@ export const grep = (
       return false
     }
 
-    while (pos < file.size || carry.length > 0) {
+    // Lines in buf[0, end), where `end` is a line start: from the nearest
+    // checkpoint inside the block when there is one, else by counting.
+    const linesIn = (end: number): number => {
+      const absolute = blockStart + end
+      let k = index.checkpoints.length - 1
+      while (k > 0 && index.checkpoints[k]! > absolute) k--
+      const cp = index.checkpoints[k]!
+      if (cp >= blockStart) return k * index.every + 1 + countBreaks(buf, cp - blockStart, end) - lineNo
+      return countBreaks(buf, 0, end)
+    }
+
+    while (true) {
       if ((yield* Clock.currentTimeMillis) - started > options.deadlineMs) {
         scan.stoppedAt = lineNo
         break
       }
-      const chunk = pos < file.size ? yield* file.read(pos, Math.min(CHUNK, file.size - pos)) : new Uint8Array(0)
-      pos += chunk.length
-      let joined = carry.length === 0 ? chunk : Buffer.concat([carry, chunk])
+      if (pos < file.size && filled < buf.length) {
+        const got = yield* file.read(pos, buf.length - filled, buf.subarray(filled))
+        pos += got.length
+        filled += got.length
+      }
+      if (filled === 0) break
+      const atEnd = pos >= file.size
       if (skipping) {
         // the rest of a line longer than a block, already tested on its start
-        const br = joined.indexOf(10)
-        if (br === -1) {
-          carry = new Uint8Array(0)
+        const br = buf.indexOf(10)
+        if (br === -1 || br >= filled) {
+          blockStart += filled
+          filled = 0
+          if (atEnd) break
           continue
         }
         skipping = false
-        joined = joined.subarray(br + 1)
+        buf.copyWithin(0, br + 1, filled)
+        blockStart += br + 1
+        filled -= br + 1
         lineNo++
+        continue
       }
-      const atEnd = pos >= file.size
-      const cut = atEnd ? joined.length : joined.lastIndexOf(10) + 1
+      const cut = atEnd ? filled : buf.lastIndexOf(10, filled - 1) + 1
       if (cut === 0) {
-        if (joined.length < options.maxLineChars * 4 + CHUNK) {
-          carry = joined
-          continue
-        }
-        // one line longer than a block: match on its start, then skip the rest of it
-        const start = Utf8.decodeLossy(joined.subarray(0, options.maxLineChars * 4))
+        // one line fills the whole buffer: match on its start, then skip the rest of it
+        const start = Utf8.decodeLossy(buf.subarray(0, Math.min(filled, options.maxLineChars * 4)))
         scan.clippedLines++
         if (record(start.slice(0, options.maxLineChars), lineNo)) break
-        carry = new Uint8Array(0)
         skipping = true
         continue
       }
-      const block = Buffer.from(joined.buffer, joined.byteOffset, cut)
-      carry = joined.subarray(cut)
+      const block = buf.subarray(0, cut)
       const text = isAscii(block) ? block.toString("latin1") : Utf8.decodeLossy(block)
-      const endsWithBreak = text.endsWith("\n")
-      const lineCount = countLines(text, endsWithBreak)
       let stop = false
       if (matcher.candidates) {
         let cursorLine = lineNo
         let cursorPos = 0 // start of line `cursorLine` in text
         let testedThrough = lineNo - 1
         for (const [s, e] of matcher.candidates(text)) {
-          // advance the cursor to the line holding s
           let next = text.indexOf("\n", cursorPos)
           while (next !== -1 && next < s) {
             cursorPos = next + 1
@@ -160,12 +175,9 @@ export const grep = (
           const last = Math.max(s, e - 1)
           while (true) {
             const br = text.indexOf("\n", linePos)
-            const lineEnd = br === -1 ? text.length : br
             if (n > testedThrough) {
-              const lineText = text.slice(linePos, lineEnd)
-              if (lineText.length > options.maxLineChars) scan.clippedLines++
               testedThrough = n
-              if (record(lineText, n)) {
+              if (record(text.slice(linePos, br === -1 ? text.length : br), n)) {
                 stop = true
                 break
               }
@@ -178,31 +190,36 @@ export const grep = (
         }
       } else {
         let linePos = 0
-        for (let n = lineNo; n < lineNo + lineCount; n++) {
+        for (let n = lineNo; linePos < text.length; n++) {
           const br = text.indexOf("\n", linePos)
-          const lineText = text.slice(linePos, br === -1 ? text.length : br)
-          if (lineText.length > options.maxLineChars) scan.clippedLines++
-          if (record(lineText, n)) {
+          if (record(text.slice(linePos, br === -1 ? text.length : br), n)) {
             stop = true
             break
           }
+          if (br === -1) break
           linePos = br + 1
         }
       }
-      lineNo += lineCount
-      scan.scannedLines = lineNo - 1
       if (stop) break
+      const blockLines = atEnd ? index.lines - lineNo + 1 : linesIn(cut)
+      lineNo += blockLines
+      scan.scannedLines = lineNo - 1
+      buf.copyWithin(0, cut, filled)
+      blockStart += cut
+      filled -= cut
+      if (atEnd && filled === 0) break
     }
     return scan
   })
 
-const countLines = (text: string, endsWithBreak: boolean): number => {
-  if (text.length === 0) return 0
+const BLOCK = 1 << 20
+
+const countBreaks = (buf: Buffer, from: number, to: number): number => {
   let n = 0
-  let at = text.indexOf("\n")
-  while (at !== -1) {
+  let at = buf.indexOf(10, from)
+  while (at !== -1 && at < to) {
     n++
-    at = text.indexOf("\n", at + 1)
+    at = buf.indexOf(10, at + 1)
   }
-  return endsWithBreak ? n : n + 1
+  return n
 }
