@@ -19,6 +19,17 @@ await build({
   legalComments: "none"
 })
 
+await build({
+  entryPoints: ["dist/fastRead.js"],
+  outfile: "dist/read.cjs",
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minify: true,
+  legalComments: "none"
+})
+
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))
 try {

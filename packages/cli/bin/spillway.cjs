@@ -6,6 +6,9 @@ const path = require("node:path")
 const vm = require("node:vm")
 const Module = require("node:module")
 
+// `read` has a small program of its own for the common case (see src/fastRead.ts)
+if (process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
+
 const filename = path.join(__dirname, "..", "dist", "spillway.cjs")
 const cacheFile = path.join(__dirname, "..", "dist", "spillway.cache")
 let cachedData

@@ -12,6 +12,7 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Spill } from "@spillway/core"
 import { Effect, Option, Stream } from "effect"
 import * as Os from "node:os"
+import { readHint } from "./Hints.js"
 import { Exit2, exitCode, type Output } from "./Output.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
@@ -92,11 +93,7 @@ const read = Command.make(
         return yield* out.stdout(JSON.stringify(page) + "\n")
       }
       const info = yield* spill.copySpill(name, { offset, limit }, out.stdoutBytes)
-      const shown = info.lines === 0 ? "no lines" : `lines ${info.offset}-${info.offset + info.lines - 1}`
-      const next = info.nextOffset !== undefined
-        ? `continue with: spillway read ${name} --offset ${info.nextOffset}${limit > 0 ? ` --limit ${limit}` : ""}`
-        : "end of file"
-      yield* out.stderr(`[${shown} of ${info.totalLines}; ${next}]\n`)
+      yield* out.stderr(readHint(name, info, limit))
     })
 ).pipe(Command.withDescription("print lines of a saved output file"))
 

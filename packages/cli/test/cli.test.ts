@@ -81,6 +81,21 @@ describe("spillway run", () => {
     expect(none.stdout).toBe("")
   })
 
+  it("prints the same lines by the quick read path as by the full command", () => {
+    const dir = tempDir()
+    // no final line break, multi-byte text, 5,000 lines so checkpoints are used
+    const r = spillway(dir, ["run", "--", process.execPath, "-e",
+      "process.stdout.write(Array.from({length:5000},(_, i)=>'é row '+(i+1)).join('\\n'))"])
+    const name = savedName(r.stdout)!
+    for (const [offset, limit] of [[0, 0], [1, 1], [1024, 3], [1025, 1], [4999, 0], [5000, 10], [2048, 2049]]) {
+      const quick = spillway(dir, ["read", name, "--offset", String(offset), "--limit", String(limit)])
+      const full = JSON.parse(spillway(dir, ["read", name, "--offset", String(offset), "--limit", String(limit), "--json"]).stdout)
+      expect(quick.stdout, `${offset} ${limit}`).toBe(full.text)
+      const next = full.nextOffset === undefined ? "end of file" : `continue with: spillway read ${name} --offset ${full.nextOffset}`
+      expect(quick.stderr).toContain(next)
+    }
+  })
+
   it("reports signals as 128+N and an unstartable command as 127", () => {
     const dir = tempDir()
     const killed = spillway(dir, ["run", "-c", "echo before; kill -9 $$"])

@@ -10,9 +10,6 @@
 import { Context, type Effect, Schema, type Scope } from "effect"
 import type * as LineIndex from "./LineIndex.js"
 
-/** Longest file name accepted, in UTF-8 bytes. */
-export const MAX_NAME_BYTES = 128
-
 /** A file name was refused before any file system call. */
 export class SpillNameRefused extends Schema.TaggedError<SpillNameRefused>()("SpillNameRefused", {
   filename: Schema.String,
@@ -95,28 +92,5 @@ export interface Service {
 /** The spill directory service. */
 export class SpillStore extends Context.Tag("@spillway/core/SpillStore")<SpillStore, Service>() {}
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
-
-/**
- * Checks a name against the allowlist before any file system call: a bare
- * name of letters, digits, `.`, `_` and `-`, not starting with a dot, with no
- * `..`, at most 128 bytes. Returns the reason for a refusal.
- */
-export const checkFilename = (filename: string): string | undefined => {
-  if (filename.length === 0) return "the name is empty"
-  if (filename.includes("\0")) return "the name contains a NUL byte"
-  if (filename.includes("/") || filename.includes("\\")) return "the name contains a path separator; give a name, not a path"
-  if (filename.includes("..")) return "the name contains '..'"
-  if (filename.startsWith(".")) return "the name starts with a dot"
-  if (filename.includes("%")) return "the name contains '%'; give the name as shown, not URL-encoded"
-  if (new TextEncoder().encode(filename).length > MAX_NAME_BYTES) return `the name is longer than ${MAX_NAME_BYTES} bytes`
-  if (!NAME.test(filename)) return "the name has characters other than letters, digits, '.', '_' and '-'"
-  return undefined
-}
-
-/** A fresh file name, `YYYY-MM-DDTHH-MM-SS-mmmZ-xxxxxx.log`: the UTC time and six random hex digits. */
-export const makeFilename = (now: Date, random: () => number = Math.random): string => {
-  const stamp = now.toISOString().replace(/:/g, "-").replace(".", "-")
-  const hex = Math.floor(random() * 0x1000000).toString(16).padStart(6, "0")
-  return `${stamp}-${hex}.log`
-}
+/** Name checks and fresh names, kept in a module of their own so small programs can use them alone. */
+export { checkFilename, makeFilename, MAX_NAME_BYTES } from "./SpillName.js"

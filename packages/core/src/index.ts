@@ -21,6 +21,8 @@ export * as Secrets from "./Secrets.js"
 export * as Spill from "./Spill.js"
 /** The policy hook every spill operation passes. */
 export * as SpillPolicy from "./SpillPolicy.js"
+/** Names of saved files: the allowlist and fresh names. */
+export * as SpillName from "./SpillName.js"
 /** The spill directory service. */
 export * as SpillStore from "./SpillStore.js"
 /** UTF-8 accounting. */

@@ -12,11 +12,11 @@ import type { PlatformError } from "@effect/platform/Error"
 import { LineIndex, SpillStore } from "@spillway/core"
 import { Config, Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
+import { directoryFrom, indexName, isSymlinkError, OPEN_FLAGS, refusal } from "./internal/fileChecks.js"
 
 /** The directory used when neither an option nor `SPILLWAY_OUTPUT_DIR` names one. */
-export const defaultDirectory = (): string => Path.join(Os.homedir(), ".spillway", "tool-output")
+export const defaultDirectory = (): string => directoryFrom({})
 
 /** The spill directory from `SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`. */
 export const directoryConfig: Config.Config<string> = Config.string("SPILLWAY_OUTPUT_DIR").pipe(
@@ -37,32 +37,16 @@ const reasonOf = (e: PlatformError | NodeJS.ErrnoException | unknown): string =>
 const ioError = (operation: string, filename: string | undefined) => (e: unknown) =>
   new SpillStore.SpillIoError({ operation, reason: reasonOf(e), ...(filename !== undefined ? { filename } : {}) })
 
-const indexName = (filename: string) => `.${filename}.idx`
-
-const kindOf = (st: Fs.Stats): string =>
-  st.isFIFO()
-    ? "it is a FIFO"
-    : st.isCharacterDevice() || st.isBlockDevice()
-    ? "it is a device"
-    : st.isDirectory()
-    ? "it is a directory"
-    : st.isSocket()
-    ? "it is a socket"
-    : "it is not a regular file"
-
 /** Opens a file in the directory without following links or blocking, and checks what it is. */
 const openChecked = (directory: string, filename: string) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: () =>
-        Fs.promises.open(
-          Path.join(directory, filename),
-          Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW | Fs.constants.O_NONBLOCK
-        ),
+        Fs.promises.open(Path.join(directory, filename), OPEN_FLAGS),
       catch: (e) => {
         const code = (e as NodeJS.ErrnoException).code
         if (code === "ENOENT" || code === "ENOTDIR") return new SpillStore.SpillNotFound({ filename })
-        if (code === "ELOOP" || code === "EMLINK") {
+        if (isSymlinkError(code)) {
           return new SpillStore.SpillFileRefused({ filename, reason: "it is a symbolic link" })
         }
         return ioError("open", filename)(e)
@@ -73,11 +57,8 @@ const openChecked = (directory: string, filename: string) =>
     Effect.tap((handle) =>
       Effect.tryPromise({ try: () => handle.stat(), catch: ioError("stat", filename) }).pipe(
         Effect.flatMap((st) => {
-          const uid = process.getuid?.()
-          const refuse = (reason: string) => Effect.fail(new SpillStore.SpillFileRefused({ filename, reason }))
-          if (!st.isFile()) return refuse(kindOf(st))
-          if (st.nlink !== 1) return refuse(`it has ${st.nlink} hard links`)
-          if (uid !== undefined && st.uid !== uid) return refuse("it is owned by another user")
+          const reason = refusal(st)
+          if (reason !== undefined) return Effect.fail(new SpillStore.SpillFileRefused({ filename, reason }))
           return Effect.succeed(st.size)
         })
       )

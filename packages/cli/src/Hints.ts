@@ -1,0 +1,18 @@
+/**
+ * The continuation hints the command prints, shared by every way it reads.
+ *
+ * @since 0.1.0
+ */
+
+/** What `spillway read` prints on stderr after a page. */
+export const readHint = (
+  name: string,
+  page: { readonly offset: number; readonly lines: number; readonly totalLines: number; readonly nextOffset?: number | undefined },
+  limit: number
+): string => {
+  const shown = page.lines === 0 ? "no lines" : `lines ${page.offset}-${page.offset + page.lines - 1}`
+  const next = page.nextOffset !== undefined
+    ? `continue with: spillway read ${name} --offset ${page.nextOffset}${limit > 0 ? ` --limit ${limit}` : ""}`
+    : "end of file"
+  return `[${shown} of ${page.totalLines}; ${next}]\n`
+}

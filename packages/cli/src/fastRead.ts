@@ -1,0 +1,140 @@
+/**
+ * `spillway read NAME [--offset N] [--limit M]` without loading the rest of
+ * the command: a small program for the common case that hands over to the
+ * full command for anything else (other flags, a refused name or file, a
+ * missing index, an offset past the end), so errors are reported in one place.
+ *
+ * @since 0.1.0
+ */
+import * as LineIndex from "@spillway/core/LineIndex"
+import { checkFilename } from "@spillway/core/SpillName"
+import { directoryFrom, indexName, OPEN_FLAGS, refusal } from "@spillway/node/internal/fileChecks"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { readHint } from "./Hints.js"
+
+const parseArgs = (args: ReadonlyArray<string>) => {
+  if (args[0] !== "read" || args.length < 2) return undefined
+  let name: string | undefined
+  const numbers: Record<string, number> = { offset: 0, limit: 0 }
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i]!
+    const flag = /^--(offset|limit)(?:=(.*))?$/.exec(a)
+    if (flag) {
+      const raw = flag[2] ?? args[++i]
+      if (raw === undefined || !/^\d{1,15}$/.test(raw)) return undefined
+      numbers[flag[1]!] = Number(raw)
+    } else if (!a.startsWith("-") && name === undefined) name = a
+    else return undefined
+  }
+  return name === undefined ? undefined : { name, offset: numbers.offset!, limit: numbers.limit! }
+}
+
+const readFully = (fd: number, buffer: Buffer, position: number): number => {
+  let got = 0
+  while (got < buffer.length) {
+    const n = Fs.readSync(fd, buffer, got, buffer.length - got, position + got)
+    if (n === 0) break
+    got += n
+  }
+  return got
+}
+
+/** Opens a file the way the store does; undefined when the full command should report why not. */
+const openChecked = (directory: string, name: string): { fd: number; size: number } | undefined => {
+  let fd: number
+  try {
+    fd = Fs.openSync(Path.join(directory, name), OPEN_FLAGS)
+  } catch {
+    return undefined
+  }
+  const st = Fs.fstatSync(fd)
+  if (refusal(st) !== undefined) {
+    Fs.closeSync(fd)
+    return undefined
+  }
+  return { fd, size: st.size }
+}
+
+/** Byte offset where line `n` starts, found from the nearest checkpoint. */
+const locate = (fd: number, size: number, index: LineIndex.LineIndex, n: number): number => {
+  if (n <= 1) return 0
+  if (n > index.lines) return size
+  const k = Math.min(Math.floor((n - 1) / index.every), index.checkpoints.length - 1)
+  let pos = index.checkpoints[k]!
+  let line = k * index.every + 1
+  const chunk = Buffer.allocUnsafe(1 << 16)
+  while (line < n && pos < size) {
+    const got = readFully(fd, chunk.subarray(0, Math.min(chunk.length, size - pos)), pos)
+    let at = chunk.indexOf(10)
+    while (at !== -1 && at < got) {
+      line++
+      if (line === n) return pos + at + 1
+      at = chunk.indexOf(10, at + 1)
+    }
+    pos += got
+  }
+  return pos
+}
+
+let wrote = false
+const write = (fd: number, data: Uint8Array | string) => {
+  wrote = true
+  const bytes = typeof data === "string" ? Buffer.from(data) : data
+  let done = 0
+  while (done < bytes.length) {
+    try {
+      done += Fs.writeSync(fd, bytes, done, bytes.length - done)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e
+    }
+  }
+}
+
+/** Serves the read if it is the common case; returns false to hand over to the full command. */
+export const tryFastRead = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
+  try {
+    return serve(args, env)
+  } catch (e) {
+    if (!wrote) return false
+    write(2, `spillway: read failed: ${(e as Error).message}\n`)
+    process.exitCode = 2
+    return true
+  }
+}
+
+const serve = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
+  const parsed = parseArgs(args)
+  if (parsed === undefined || checkFilename(parsed.name) !== undefined) return false
+  const directory = Path.resolve(directoryFrom(env))
+  const body = openChecked(directory, parsed.name)
+  if (body === undefined) return false
+  const idx = openChecked(directory, indexName(parsed.name))
+  try {
+    if (idx === undefined) return false
+    const index = LineIndex.decode(Fs.readFileSync(idx.fd))
+    if (index === undefined || index.bytes !== body.size) return false
+    const first = Math.max(1, parsed.offset)
+    if (first > Math.max(index.lines, 1)) return false
+    const end = parsed.limit === 0 ? index.lines + 1 : Math.min(first + parsed.limit, index.lines + 1)
+    const start = locate(body.fd, body.size, index, first)
+    const stop = locate(body.fd, body.size, index, end)
+    const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, stop - start)))
+    for (let at = start; at < stop;) {
+      const got = readFully(body.fd, chunk.subarray(0, Math.min(chunk.length, stop - at)), at)
+      if (got === 0) break
+      write(1, chunk.subarray(0, got))
+      at += got
+    }
+    write(2, readHint(parsed.name, {
+      offset: first,
+      lines: end - first,
+      totalLines: index.lines,
+      ...(end <= index.lines ? { nextOffset: end } : {})
+    }, parsed.limit))
+    return true
+  } finally {
+    Fs.closeSync(body.fd)
+    if (idx) Fs.closeSync(idx.fd)
+  }
+}
