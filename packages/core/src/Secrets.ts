@@ -1,0 +1,209 @@
+/**
+ * Secret masking: every credential match is replaced by `*` repeated for
+ * the same number of UTF-8 bytes, over a whole text or as a stream. Pattern
+ * rules cover the documented formats of common providers' credentials,
+ * private key blocks, JWTs, Authorization headers, URL passwords and
+ * generic `password=`/`token:` assignments; a host can add literal secrets
+ * it knows (masked also in their base64, URL-encoded and JSON-escaped
+ * forms). Masking works on bytes, so it keeps byte offsets and is safe on
+ * invalid UTF-8 and binary input.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { checkKnownValue, MIN_KNOWN_VALUE_BYTES } from "./internal/secrets/knownValues.js"
+import { buildMasker, type Built, DEFAULT_MAX_HELD_BYTES } from "./internal/secrets/masker.js"
+import * as rules from "./internal/secrets/rules.js"
+import { CONTEXT_BYTES } from "./internal/secrets/stream.js"
+
+/**
+ * A pattern rule: what a credential looks like and which part of a match
+ * to mask. Patterns see the latin1 view of the bytes (one character per
+ * byte), so they should be ASCII, avoid `\s` and `.`, never match across a
+ * line break and bound every repetition so a match stays under 8 KiB.
+ */
+export interface SecretRule {
+  /** A stable id, such as `github-token`. */
+  readonly id: string
+  /** What the rule finds, for people. */
+  readonly description: string
+  /** The pattern, in latin1 space; compiled with the rule's own flags plus the ones the masker needs. */
+  readonly pattern: RegExp
+  /** The capture group to mask; the whole match when absent. */
+  readonly group?: number
+  /** Shannon entropy, in bits per character, the masked value must reach (for generic rules). */
+  readonly minEntropy?: number
+  /** Returns true for a look-alike to keep visible (a commit hash, a UUID, an integrity string...). */
+  readonly allow?: (value: string) => boolean
+  /**
+   * Literal text, two characters or more, that every match starts with
+   * (compared ignoring case when the pattern has the `i` flag). The masker
+   * runs the pattern only where an anchor occurs, which keeps masking fast;
+   * a rule without anchors is run over the whole text.
+   */
+  readonly anchors?: ReadonlyArray<string>
+  /**
+   * Makes this a block rule: `pattern` is the opening marker, and
+   * everything after it up to the next match of `end` (or the end of the
+   * text) is masked, keeping line breaks; both markers stay visible, and
+   * `group`, `minEntropy` and `allow` do not apply.
+   */
+  readonly end?: RegExp
+}
+
+/** A literal secret registered under a name, so errors and warnings can say which one. */
+export interface KnownValue {
+  readonly name: string
+  readonly value: string
+}
+
+/** How to build a masker. */
+export interface MaskerOptions {
+  /** The pattern rules; `defaultRules` when absent. */
+  readonly rules?: ReadonlyArray<SecretRule>
+  /** Literal secrets a host registers, each at least 8 UTF-8 bytes and without line breaks. */
+  readonly knownValues?: ReadonlyArray<string | KnownValue>
+  /** Cap on the bytes a stream holds back waiting for the end of a line; 65536 when absent. */
+  readonly maxHeldBytes?: number
+}
+
+/** Masks secrets in whole inputs and streams; the output always has the input's byte length. */
+export interface Masker {
+  /** Masks a whole input; the result has the same length. */
+  readonly maskBytes: (bytes: Uint8Array) => Uint8Array
+  /** Encodes as UTF-8, masks and decodes; the result has the same UTF-8 byte length. */
+  readonly maskText: (text: string) => string
+  /** Starts a fresh streaming state. */
+  readonly stream: () => StreamMasker
+}
+
+/** Masks a byte stream chunk by chunk; no part of a secret split across chunks is ever emitted. */
+export interface StreamMasker {
+  /** Takes the next chunk and returns the bytes now safe to emit, masked. */
+  readonly push: (chunk: Uint8Array) => Uint8Array
+  /** Flushes everything still held, masked as at the end of a whole text; the stream can then start over. */
+  readonly end: () => Uint8Array
+  /** How many bytes are held back right now. */
+  readonly heldBytes: () => number
+}
+
+/** A known value was too short to register: masking it would let anyone confirm short guesses. */
+export class SecretTooShort extends Schema.TaggedError<SecretTooShort>()("SecretTooShort", {
+  name: Schema.optional(Schema.String),
+  bytes: Schema.Number,
+  minimum: Schema.Number
+}) {
+  override get message() {
+    const what = this.name === undefined ? "a known secret value" : `the known secret value of ${this.name}`
+    return `${what} is ${this.bytes} bytes, under the minimum of ${this.minimum}: masking short values would let output confirm guesses. Register only values of ${this.minimum} bytes or more (rotate a short secret to a longer one) and leave this one out.`
+  }
+}
+
+/** A known value cannot be registered as it is, for example because it spans several lines. */
+export class InvalidSecret extends Schema.TaggedError<InvalidSecret>()("InvalidSecret", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return `cannot register a known secret value: ${this.reason}.`
+  }
+}
+
+/** The built-in rules: provider tokens, private key blocks, JWTs, auth headers, URL passwords and generic assignments. */
+export const defaultRules: ReadonlyArray<SecretRule> = rules.defaultRules
+
+/** Smallest known value accepted, in UTF-8 bytes. */
+export const MIN_SECRET_BYTES = MIN_KNOWN_VALUE_BYTES
+
+/** Default cap on what a stream holds back, in bytes. */
+export const DEFAULT_MAX_HELD = DEFAULT_MAX_HELD_BYTES
+
+/** Original bytes a stream keeps before held text that starts inside a line; every non-block match is shorter. */
+export const STREAM_CONTEXT_BYTES = CONTEXT_BYTES
+
+const toError = (built: Extract<Built, { _tag: "Refused" }>): SecretTooShort | InvalidSecret => {
+  const { name, problem } = built.refusal
+  if (problem._tag === "TooShort") {
+    return new SecretTooShort({
+      ...(name === undefined ? {} : { name }),
+      bytes: problem.bytes,
+      minimum: MIN_KNOWN_VALUE_BYTES
+    })
+  }
+  return new InvalidSecret({ reason: name === undefined ? problem.reason : `${name}: ${problem.reason}` })
+}
+
+/** Builds a masker; fails when a known value is too short or cannot be registered. */
+export const makeMasker = (options?: MaskerOptions): Effect.Effect<Masker, SecretTooShort | InvalidSecret> =>
+  Effect.suspend(() => {
+    const built = buildMasker(options)
+    return built._tag === "Built" ? Effect.succeed(built.masker) : Effect.fail(toError(built))
+  })
+
+/** Builds a masker synchronously; throws `SecretTooShort` or `InvalidSecret` as `makeMasker` fails. */
+export const unsafeMakeMasker = (options?: MaskerOptions): Masker => {
+  const built = buildMasker(options)
+  if (built._tag === "Refused") throw toError(built)
+  return built.masker
+}
+
+/** An environment variable that was not registered as a known value, and why. */
+export interface SkippedEnvValue {
+  readonly name: string
+  readonly bytes: number
+  readonly reason: string
+}
+
+const secretName = /KEY|TOKEN|SECRET|PASSWORD/i
+
+const scanEnv = (env: Record<string, string | undefined>) => {
+  const values: Array<KnownValue> = []
+  const skipped: Array<SkippedEnvValue> = []
+  const seen = new Set<string>()
+  for (const name of Object.keys(env).sort()) {
+    const raw = env[name]
+    if (raw === undefined || raw === "" || !secretName.test(name)) continue
+    const lines = /[\r\n]/.test(raw) ? raw.split(/\r\n|\r|\n/).map((line) => line.trim()) : [raw]
+    for (const value of lines) {
+      if (value.trim() === "") continue
+      const problem = checkKnownValue(value)
+      if (problem === undefined) {
+        if (!seen.has(value)) values.push({ name, value })
+        seen.add(value)
+      } else {
+        skipped.push({
+          name,
+          bytes: Buffer.byteLength(value, "utf8"),
+          reason: problem._tag === "TooShort" ? `shorter than ${MIN_KNOWN_VALUE_BYTES} bytes` : problem.reason
+        })
+      }
+    }
+  }
+  return { values, skipped }
+}
+
+/**
+ * The values of environment variables whose names contain KEY, TOKEN,
+ * SECRET or PASSWORD (any case), ready to register as known values. Empty
+ * values are skipped, a multi-line value gives one entry per non-blank
+ * line, and values a masker would refuse (under 8 bytes) are left out; see
+ * `skippedValuesFromEnv` for those.
+ */
+export const knownValuesFromEnv = (env: Record<string, string | undefined>): ReadonlyArray<KnownValue> =>
+  scanEnv(env).values
+
+/** The secret-looking environment values `knownValuesFromEnv` left out (too short, or refused), without the values, so a host can warn. */
+export const skippedValuesFromEnv = (env: Record<string, string | undefined>): ReadonlyArray<SkippedEnvValue> =>
+  scanEnv(env).skipped
+
+/** The masker as a service. */
+export class Secrets extends Context.Tag("@spillway/core/Secrets")<Secrets, Masker>() {}
+
+/** Provides `Secrets` from the given options. */
+export const layer = (options?: MaskerOptions): Layer.Layer<Secrets, SecretTooShort | InvalidSecret> =>
+  Layer.effect(Secrets, makeMasker(options))
+
+/** Provides `Secrets` with the default rules and the secret-looking values of `process.env` (those of 8 bytes or more). */
+export const layerFromEnv: Layer.Layer<Secrets> = Layer.effect(
+  Secrets,
+  Effect.orDie(Effect.suspend(() => makeMasker({ knownValues: knownValuesFromEnv(process.env) })))
+)

@@ -1,0 +1,79 @@
+import type { KnownValue, Masker, MaskerOptions, SecretRule } from "../../Secrets.js"
+import { applyFindings, type Engine, makeEngine } from "./engine.js"
+import { checkKnownValue, type KnownValueProblem, knownValueForms } from "./knownValues.js"
+import { defaultRules } from "./rules.js"
+import { makeStreamMasker } from "./stream.js"
+
+/** Default cap on the bytes a stream holds back while waiting for the end of a line. */
+export const DEFAULT_MAX_HELD_BYTES = 65536
+
+// Inputs above this are masked through a stream fed in windows, since one
+// string this large would come near V8's string length limit.
+const WHOLE_TEXT_LIMIT = 128 * 1024 * 1024
+const WINDOW_BYTES = 16 * 1024 * 1024
+
+/** A refused known value, with the name it was registered under if any. */
+export interface Refusal {
+  readonly name: string | undefined
+  readonly problem: KnownValueProblem
+}
+
+/** The outcome of building a masker. */
+export type Built =
+  | { readonly _tag: "Built"; readonly masker: Masker }
+  | { readonly _tag: "Refused"; readonly refusal: Refusal }
+
+const engines = new WeakMap<ReadonlyArray<SecretRule>, Engine>()
+
+const normalize = (value: string | KnownValue): KnownValue | { readonly name: undefined; readonly value: string } =>
+  typeof value === "string" ? { name: undefined, value } : value
+
+/** Builds a masker, or says which known value was refused and why. */
+export const buildMasker = (options: MaskerOptions = {}): Built => {
+  const rules = options.rules ?? defaultRules
+  const literals: Array<string> = []
+  for (const entry of options.knownValues ?? []) {
+    const { name, value } = normalize(entry)
+    const problem = checkKnownValue(value)
+    if (problem !== undefined) return { _tag: "Refused", refusal: { name, problem } }
+    literals.push(...knownValueForms(value))
+  }
+
+  let engine: Engine
+  if (literals.length === 0) {
+    engine = engines.get(rules) ?? makeEngine(rules, [])
+    engines.set(rules, engine)
+  } else {
+    engine = makeEngine(rules, literals)
+  }
+
+  const requested = options.maxHeldBytes
+  const maxHeldBytes = requested === undefined || Number.isNaN(requested)
+    ? DEFAULT_MAX_HELD_BYTES
+    : Math.max(0, Math.floor(requested))
+
+  const stream = () => makeStreamMasker(engine, maxHeldBytes)
+
+  const maskBytes = (bytes: Uint8Array): Uint8Array => {
+    if (bytes.length > WHOLE_TEXT_LIMIT) {
+      const masker = makeStreamMasker(engine, Math.max(maxHeldBytes, DEFAULT_MAX_HELD_BYTES))
+      const out = new Uint8Array(bytes.length)
+      let offset = 0
+      for (let i = 0; i < bytes.length; i += WINDOW_BYTES) {
+        const part = masker.push(bytes.subarray(i, Math.min(bytes.length, i + WINDOW_BYTES)))
+        out.set(part, offset)
+        offset += part.length
+      }
+      out.set(masker.end(), offset)
+      return out
+    }
+    return applyFindings(bytes, engine.scan(bytes), 0, bytes.length)
+  }
+
+  const maskText = (text: string): string => {
+    const masked = maskBytes(Buffer.from(text, "utf8"))
+    return Buffer.from(masked.buffer, masked.byteOffset, masked.byteLength).toString("utf8")
+  }
+
+  return { _tag: "Built", masker: { maskBytes, maskText, stream } }
+}

@@ -1,0 +1,98 @@
+import type { StreamMasker } from "../../Secrets.js"
+import { applyFindings, type Engine } from "./engine.js"
+
+/** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
+export const CONTEXT_BYTES = 8192
+
+const EMPTY = new Uint8Array(0)
+const NEWLINE = 0x0a
+
+const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
+  if (parts.length === 1 && parts[0].length === length) return parts[0]
+  const out = new Uint8Array(length)
+  let offset = 0
+  for (const part of parts) {
+    out.set(part, offset)
+    offset += part.length
+  }
+  return out
+}
+
+/**
+ * A streaming masker. Complete lines are emitted as soon as they arrive;
+ * the incomplete last line is held, up to about `maxHeldBytes`, after which
+ * all but the last `CONTEXT_BYTES` of it are emitted. Every window is masked
+ * together with the original bytes just before it (when it starts inside a
+ * line) and with the opening marker of any key block still open, so a
+ * secret split across chunks at any byte is masked as in the whole text.
+ */
+export const makeStreamMasker = (engine: Engine, maxHeldBytes: number): StreamMasker => {
+  // A line is cut once it is longer than `maxHeldBytes`; a small cap is
+  // raised towards twice the context so each cut frees a good share of what
+  // is held (what is held stays under `maxHeldBytes + CONTEXT_BYTES` plus a
+  // chunk).
+  const longLine = Math.max(maxHeldBytes, Math.min(maxHeldBytes + CONTEXT_BYTES, 2 * CONTEXT_BYTES))
+  let chunks: Array<Uint8Array> = []
+  let pendingLength = 0
+  let lineLength = 0
+  let context: Uint8Array = EMPTY
+
+  const reset = (): void => {
+    chunks = []
+    pendingLength = 0
+    lineLength = 0
+    context = EMPTY
+  }
+
+  const emit = (cut: number, final: boolean): Uint8Array => {
+    const pending = concat(chunks, pendingLength)
+    const combined = context.length === 0 ? pending : concat([context, pending], context.length + pending.length)
+    const findings = engine.scan(combined)
+    const at = context.length + cut
+    const out = applyFindings(combined, findings, context.length, at)
+    if (final) {
+      reset()
+      return out
+    }
+
+    const next: Array<Uint8Array> = []
+    for (const block of findings.blocks) {
+      if (block.markerEnd <= at && (block.closeStart === -1 || block.closeStart > at)) {
+        next.push(Buffer.from(`${block.marker}\n`, "latin1"))
+      }
+    }
+    if (combined[at - 1] !== NEWLINE) {
+      const lineStart = combined.lastIndexOf(NEWLINE, at - 1) + 1
+      next.push(combined.slice(Math.max(lineStart, at - CONTEXT_BYTES), at))
+    }
+    context = next.length === 0 ? EMPTY : concat(next, next.reduce((sum, part) => sum + part.length, 0))
+
+    const rest = pending.slice(cut)
+    chunks = rest.length === 0 ? [] : [rest]
+    pendingLength = rest.length
+    lineLength = rest.length
+    return out
+  }
+
+  const push = (chunk: Uint8Array): Uint8Array => {
+    const length = chunk.length
+    if (length === 0) return EMPTY
+    chunks.push(new Uint8Array(chunk))
+    pendingLength += length
+    const newline = chunk.lastIndexOf(NEWLINE)
+    lineLength = newline === -1 ? lineLength + length : length - newline - 1
+    let cut = pendingLength - lineLength
+    if (lineLength > longLine) cut = Math.max(cut, pendingLength - CONTEXT_BYTES)
+    return cut <= 0 ? EMPTY : emit(cut, false)
+  }
+
+  const end = (): Uint8Array => {
+    if (pendingLength === 0) {
+      reset()
+      return EMPTY
+    }
+    return emit(pendingLength, true)
+  }
+
+  return { push, end, heldBytes: () => pendingLength }
+}
