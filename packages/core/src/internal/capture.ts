@@ -107,9 +107,11 @@ export const make = (
       }
     })
 
-    // Writes go out in batches, one in flight while the next fills, so that
-    // reading the command's output never waits on the disk.
-    let batch: Array<Uint8Array> = []
+    // Writes go out in batches through two buffers, one in flight while the
+    // other fills, so that reading the command's output never waits on the
+    // disk and no batch allocates.
+    const buffers = [new Uint8Array(0), new Uint8Array(0)]
+    let current = 0
     let batchBytes = 0
     let inFlight: Fiber.RuntimeFiber<void> | undefined
     const settle = Effect.suspend(() => {
@@ -119,20 +121,23 @@ export const make = (
     })
     const flush = Effect.gen(function*() {
       yield* settle
-      const data = concat(batch)
-      batch = []
+      const data = buffers[current]!.subarray(0, batchBytes)
       batchBytes = 0
+      current = 1 - current
       if (mode !== "spilling" || data.length === 0) return
       inFlight = yield* sink!.write(data).pipe(
         Effect.catchAll((e) => fail(describe(e))),
         Effect.forkIn(outer)
       )
     })
-    const writeSink = (chunk: Uint8Array) =>
+    const writeSink = (chunk: Uint8Array): Effect.Effect<void> =>
       Effect.suspend(() => {
-        batch.push(chunk)
-        batchBytes += chunk.length
-        return batchBytes >= BATCH_BYTES ? flush : Effect.void
+        if (buffers[current]!.length === 0) buffers[current] = new Uint8Array(BATCH_BYTES)
+        const room = BATCH_BYTES - batchBytes
+        buffers[current]!.set(chunk.subarray(0, room), batchBytes)
+        batchBytes += Math.min(room, chunk.length)
+        if (batchBytes < BATCH_BYTES) return Effect.void
+        return chunk.length > room ? Effect.zipRight(flush, writeSink(chunk.subarray(room))) : flush
       })
 
     const accept = (chunk: Uint8Array) =>
