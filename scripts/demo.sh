@@ -1,19 +1,21 @@
 #!/bin/sh
-# Runs a real, noisy command through spillway, then shows the saved file and
-# reads part of it back.
+# Runs a real, noisy command through spillway (the core package's own test
+# suite, verbose), then shows the saved file and reads part of it back.
 set -eu
 export SPILLWAY_OUTPUT_DIR="${SPILLWAY_OUTPUT_DIR:-$PWD/.spillway-demo}"
-echo "\$ spillway run -- npx tsc -b --verbose --force tsconfig.json"
+show() { printf '\n$ %s\n' "$*"; }
+
+show spillway run -- pnpm exec vitest run --reporter=verbose packages/core
 status=0
-pnpm exec spillway run -- npx tsc -b --verbose --force tsconfig.json || status=$?
+pnpm exec spillway run -- pnpm exec vitest run --reporter=verbose packages/core || status=$?
 name=$(ls -t "$SPILLWAY_OUTPUT_DIR" | head -n 1)
-echo
-echo "\$ ls -l $SPILLWAY_OUTPUT_DIR"
+
+show ls -l "$SPILLWAY_OUTPUT_DIR"
 ls -l "$SPILLWAY_OUTPUT_DIR"
-echo
-echo "\$ spillway read $name --offset 20 --limit 5"
-pnpm exec spillway read "$name" --offset 20 --limit 5
-echo
-echo "\$ spillway grep 'Building project' $name --max-results 3"
-pnpm exec spillway grep 'Building project' "$name" --max-results 3
-echo "(the command exited with $status)"
+
+show spillway read "$name" --offset 40 --limit 5
+pnpm exec spillway read "$name" --offset 40 --limit 5
+
+show spillway grep "'Tests|Test Files'" "$name"
+pnpm exec spillway grep 'Tests|Test Files' "$name"
+exit "$status"
