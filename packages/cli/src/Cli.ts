@@ -36,21 +36,25 @@ const statusOf = (e: { readonly message: string }): number | undefined => {
  * about a millisecond each.
  */
 const collectEvery = (() => {
-  let gc: ((options: { type: "minor" }) => void) | undefined
-  try {
-    V8.setFlagsFromString("--expose-gc")
-    gc = Vm.runInNewContext("gc")
-  } catch {
-    gc = undefined
+  // Found on first use: exposing gc changes V8's flags, which would also
+  // make V8 refuse the code cache the command starts from.
+  let gc: ((options: { type: "minor" }) => void) | null | undefined
+  const find = () => {
+    try {
+      V8.setFlagsFromString("--expose-gc")
+      return Vm.runInNewContext("gc") as (options: { type: "minor" }) => void
+    } catch {
+      return null
+    }
   }
   let since = 0
   return (bytes: number) =>
     Effect.sync(() => {
       since += bytes
-      if (since >= 4 * 1024 * 1024 && gc) {
-        since = 0
-        gc({ type: "minor" })
-      }
+      if (since < 4 * 1024 * 1024) return
+      since = 0
+      if (gc === undefined) gc = find()
+      gc?.({ type: "minor" })
     })
 })()
 
