@@ -16,7 +16,7 @@ export const program = (command: Command.Command) =>
     const write = yield* Spill.SpillWrite
     const executor = yield* CommandExecutor.CommandExecutor
     const kept = yield* Effect.scoped(Effect.gen(function*() {
-      const capture = yield* write.capture
+      const capture = yield* write.capture()
       const proc = yield* executor.start(command.pipe(Command.stdin(Stream.empty)))
       yield* Stream.merge(proc.stdout, proc.stderr).pipe(Stream.runForEach(capture.write))
       return yield* capture.finish(yield* proc.exitCode)

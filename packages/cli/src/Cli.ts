@@ -22,6 +22,10 @@ const json = Options.boolean("json").pipe(Options.withDescription("print one JSO
 const cliHint = (filename: string, next: number) =>
   `Read more: spillway read ${filename} --offset ${next} --limit 200 · search: spillway grep PATTERN ${filename}`
 
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+
+const cliGrepHint = (pattern: string, filename: string) => `spillway grep ${shellQuote(pattern)} ${filename}`
+
 /** Maps a child's end to an exit status: its code, or 128+N when signal N killed it. */
 const statusOf = (e: { readonly message: string }): number | undefined => {
   const signal = /signal: (SIG[A-Z0-9]+)/.exec(e.message)?.[1]
@@ -76,13 +80,13 @@ const run = Command.make(
         return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
       }
       if (maxChars < 200) return yield* new Exit2({ message: `--max-chars must be 200 or more, got ${maxChars}` })
-      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint })
+      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
       const command = Option.isSome(shell)
         ? Proc.make("/bin/sh", "-c", shell.value)
         : Proc.make(argv[0]!, ...argv.slice(1))
       const executor = yield* CommandExecutor.CommandExecutor
       const kept = yield* Effect.scoped(Effect.gen(function*() {
-        const capture = yield* spill.capture
+        const capture = yield* spill.capture()
         const proc = yield* executor.start(command.pipe(Proc.stdin(Stream.empty))).pipe(
           Effect.mapError((e) =>
             new Exit2({

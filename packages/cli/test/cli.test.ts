@@ -96,6 +96,26 @@ describe("spillway run", () => {
     }
   })
 
+  it("shows a failure from the middle of a long run, with a grep for the rest", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "-c",
+      `${noisy(1500)}; echo "main.c:3:1: error: unknown type name 'foo'"; echo "util.c:9:2: error: expected ';'"; ${noisy(1500)}; exit 2`])
+    expect(r.status).toBe(2)
+    const name = savedName(r.stdout)!
+    expect(r.stdout).toContain("1501: main.c:3:1: error: unknown type name 'foo'\n1502: util.c:9:2: error: expected ';'")
+    expect(r.stdout).toContain("[Lines that report errors or failures: 2 of 2]")
+    // many failures: the section says how to find them all, and that command works as printed
+    const many = spillway(dir, ["run", "-c",
+      `${noisy(1000)}; for i in $(seq 1 40); do echo "mod$i.c:1:1: error: bad thing $i"; done; ${noisy(1000)}; exit 2`])
+    const find = /Find all: spillway (grep .+)\]\n/.exec(many.stdout)?.[1]
+    expect(find).toBeDefined()
+    const all = spawnSync("sh", ["-c", `"${process.execPath}" "${bin}" ${find}`], { env: { ...process.env, SPILLWAY_OUTPUT_DIR: dir } })
+    expect(all.stdout.toString().trim().split("\n").length).toBe(40)
+    const quiet = spillway(dir, ["run", "-c", noisy(3000)])
+    expect(quiet.stdout).not.toContain("Lines that report")
+    expect(name).toBeDefined()
+  })
+
   it("reports signals as 128+N and an unstartable command as 127", () => {
     const dir = tempDir()
     const killed = spillway(dir, ["run", "-c", "echo before; kill -9 $$"])

@@ -25,6 +25,8 @@ export interface LineIndex {
 /** Builds an index from a body's bytes as they are written, chunk by chunk. */
 export interface Builder {
   readonly push: (chunk: Uint8Array) => void
+  /** Line breaks pushed so far. */
+  readonly newlines: () => number
   readonly result: () => LineIndex
 }
 
@@ -47,6 +49,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
       if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!
       bytes += chunk.length
     },
+    newlines: () => newlines,
     result: () => {
       const lines = bytes === 0 ? 0 : newlines + (lastByte === 10 ? 0 : 1)
       // a checkpoint at the very end starts no line

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Marker from "./Marker.js"
+import type * as Salience from "./Salience.js"
 import { type LineRange, splitLines } from "./Projection.js"
 import * as Utf8 from "./Utf8.js"
 
@@ -15,6 +16,15 @@ export type ReadHint = (filename: string, nextLine: number) => string
 /** The read-back instructions for the library's `readSpill` and `grepSpill`. */
 export const toolHint: ReadHint = (filename, nextLine) =>
   `Read more with readSpill("${filename}", { offset: ${nextLine}, limit: 200 }); search with grepSpill("PATTERN", "${filename}").`
+
+/** How a preview tells the reader to search the saved file for a pattern. */
+export type GrepHint = (pattern: string, filename: string) => string
+
+/** The search instruction for the library's `grepSpill`. */
+export const toolGrepHint: GrepHint = (pattern, filename) => `grepSpill(${JSON.stringify(pattern)}, "${filename}")`
+
+/** Longest salient line a preview shows, in code points. */
+export const SALIENT_CHARS = 200
 
 /** What a preview is built from: the start and the end of the (scrubbed) output, and its totals. */
 export interface PreviewInput {
@@ -36,6 +46,14 @@ export interface PreviewInput {
   /** The cap, in code points. */
   readonly maxChars: number
   readonly hint?: ReadHint | undefined
+  /** Lines that explain a failure, found anywhere in the output; shown in a section of their own. */
+  readonly salient?: {
+    readonly lines: ReadonlyArray<Salience.SalientLine>
+    readonly total: number
+    /** A pattern that finds them all, offered with `grepHint`. */
+    readonly grep?: string | undefined
+  } | undefined
+  readonly grepHint?: GrepHint | undefined
 }
 
 /** A preview and the ranges it shows. */
@@ -73,26 +91,59 @@ export const make = (input: PreviewInput): Preview => {
   // The tail says how the command ended, so it gets the larger share; the
   // head then takes what is left, and the tail grows into any remainder.
   const cost = (line: string) => cp(line) + 1
-  let spent = 0
-  let t = 0
-  let h = 0
-  const tailShare = Math.floor((room * 3) / 5)
-  const tailFits = (limit: number) => {
-    while (t < tailLines.length && !tailPartial && input.totalLines - t > h) {
-      const c = cost(tailLines[tailLines.length - 1 - t]!)
-      if (spent + c > limit) break
-      spent += c
-      t++
+  const fill = (budget: number) => {
+    let spent = 0
+    let t = 0
+    let h = 0
+    const tailFits = (limit: number) => {
+      while (t < tailLines.length && !tailPartial && input.totalLines - t > h) {
+        const c = cost(tailLines[tailLines.length - 1 - t]!)
+        if (spent + c > limit) break
+        spent += c
+        t++
+      }
     }
+    tailFits(Math.floor((budget * 3) / 5))
+    while (h < headLines.length && h + 1 <= input.totalLines - t) {
+      const c = cost(headLines[h]!)
+      if (spent + c > budget) break
+      spent += c
+      h++
+    }
+    tailFits(budget)
+    return { h, t }
   }
-  tailFits(tailShare)
-  while (h < headLines.length && h + 1 <= input.totalLines - t) {
-    const c = cost(headLines[h]!)
-    if (spent + c > room) break
-    spent += c
-    h++
+
+  // Salient lines come before the middle of the head and the tail: they take
+  // up to three fifths of the room first; those the head or tail would show
+  // anyway are left out of the section.
+  const salient = input.salient
+  const section = (lines: ReadonlyArray<Salience.SalientLine>): Array<string> => {
+    if (salient === undefined || lines.length === 0) return []
+    const more = salient.total > lines.length && input.saved !== undefined && salient.grep !== undefined
+      ? `. Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
+      : ""
+    const rows: Array<string> = []
+    let used = 0
+    const limit = Math.floor((room * 3) / 5)
+    const head = (n: number) => `[Lines that report errors or failures: ${n} of ${salient.total}${more}]`
+    for (const l of lines) {
+      const text = cp(l.text) > SALIENT_CHARS ? Utf8.takeCodePoints(l.text, SALIENT_CHARS - 1) + "…" : l.text
+      const row = `${l.line}: ${text}`
+      if (cp(head(rows.length + 1)) + 1 + used + cost(row) > limit) break
+      rows.push(row)
+      used += cost(row)
+    }
+    return rows.length === 0 ? [] : [head(rows.length), ...rows]
   }
-  tailFits(room)
+  const sectionCost = (rows: ReadonlyArray<string>) => rows.reduce((n, r) => n + cost(r), 0)
+  let rows = section(salient?.lines ?? [])
+  let { h, t } = fill(room - sectionCost(rows))
+  const hidden = (salient?.lines ?? []).filter((l) => l.line > h && l.line <= input.totalLines - t)
+  if (hidden.length !== (salient?.lines ?? []).length) {
+    rows = section(hidden)
+    ;({ h, t } = fill(room - sectionCost(rows)))
+  }
 
   const head = headLines.slice(0, h)
   const tail = tailLines.slice(tailLines.length - t)
@@ -115,6 +166,6 @@ export const make = (input: PreviewInput): Preview => {
   }
   const marker = Marker.format({ ranges, totalLines: input.totalLines, fullOutput: input.saved, cutLine })
   const next = (ranges[0]?.to ?? 0) + (cutLine ? 0 : 1)
-  const parts = [header, ...head, marker, ...tail, footer(Math.max(1, next))]
+  const parts = [header, ...rows, ...head, marker, ...tail, footer(Math.max(1, next))]
   return { text: parts.join("\n"), ranges }
 }

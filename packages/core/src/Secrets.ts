@@ -73,8 +73,22 @@ export interface Masker {
   readonly maskBytes: (bytes: Uint8Array) => Uint8Array
   /** Encodes as UTF-8, masks and decodes; the result has the same UTF-8 byte length. */
   readonly maskText: (text: string) => string
-  /** Starts a fresh streaming state. */
-  readonly stream: () => StreamMasker
+  /**
+   * Starts a fresh streaming state; with `watch`, also reports where the
+   * watched literals begin in the output, found in the same pass over the bytes.
+   */
+  readonly stream: (watch?: Watch) => StreamMasker
+}
+
+/**
+ * Literals to report the positions of while masking a stream: each position
+ * (a byte offset in the output, in order, each once) goes to `onMark` before
+ * `push` or `end` returns the bytes it falls in. Literals shorter than two
+ * bytes are never reported.
+ */
+export interface Watch {
+  readonly literals: ReadonlyArray<string>
+  readonly onMark: (position: number) => void
 }
 
 /** Masks a byte stream chunk by chunk; no part of a secret split across chunks is ever emitted. */

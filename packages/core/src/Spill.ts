@@ -11,6 +11,7 @@ import * as Grep from "./Grep.js"
 import * as Capture from "./internal/capture.js"
 import * as Read from "./internal/read.js"
 import type * as Preview from "./Preview.js"
+import * as Salience from "./Salience.js"
 import { Secrets } from "./Secrets.js"
 import { SpillPolicy, type SpillPolicyRefused } from "./SpillPolicy.js"
 import { checkFilename, type OpenError, SpillNameRefused, SpillStore } from "./SpillStore.js"
@@ -35,6 +36,8 @@ export interface KeptOutput {
   readonly filename?: string
   /** Why no copy was saved, present when the output was cut and not saved. */
   readonly notSaved?: string
+  /** Lines that report errors or failures (the first ones), and how many there were; present when the output was cut and had some. */
+  readonly salient?: Salience.Found
 }
 
 /** Output fed in chunks (a running command's), kept like `keepOutput` without holding it in memory. */
@@ -45,11 +48,16 @@ export interface OutputCapture {
   readonly finish: (exitCode: number) => Effect.Effect<KeptOutput>
 }
 
+/** Which tool produced an output, so that the host's rules for that tool apply. */
+export interface KeepOptions {
+  readonly tool?: string | undefined
+}
+
 /** The write capability: saving long output and previewing it. */
 export interface SpillWriteService {
-  readonly keepOutput: (text: string, exitCode: number) => Effect.Effect<KeptOutput>
+  readonly keepOutput: (text: string, exitCode: number, options?: KeepOptions) => Effect.Effect<KeptOutput>
   /** A capture for streamed output; closing the scope before `finish` discards any partial file. */
-  readonly capture: Effect.Effect<OutputCapture, never, Scope.Scope>
+  readonly capture: (options?: KeepOptions) => Effect.Effect<OutputCapture, never, Scope.Scope>
 }
 
 /** The capability to save output (the seed's `std::spill::write`). */
@@ -149,6 +157,12 @@ export interface Options {
   readonly maxChars?: number
   /** How previews say to read the rest; the library's tool names by default. */
   readonly hint?: Preview.ReadHint
+  /** How previews say to search the saved file; the library's `grepSpill` by default. */
+  readonly grepHint?: Preview.GrepHint
+  /** Rules for salient lines in previews; `Salience.defaultRules` by default, `false` for none. */
+  readonly salience?: ReadonlyArray<Salience.SalienceRule> | false
+  /** Rules a host adds for particular tools, on top of `salience`, picked by `KeepOptions.tool`. */
+  readonly salienceByTool?: Readonly<Record<string, ReadonlyArray<Salience.SalienceRule>>>
   /** Most bytes `readSpill` returns in one page; 8 MiB by default. Larger selections continue with `nextOffset`. */
   readonly maxPageBytes?: number
   /** Lines longer than this are searched and shown on their start only; 65,536 by default. */
@@ -177,12 +191,27 @@ export const makeWrite = (options: Options = {}) =>
     const policy = yield* SpillPolicy
     const masker = yield* Secrets
     const maxChars = options.maxChars ?? defaults.maxChars
-    const capture = Capture.make(store, policy, masker, { maxChars, hint: options.hint })
+    const base = options.salience === false ? [] : options.salience ?? Salience.defaultRules
+    const compiled = new Map<string | undefined, Salience.Compiled | undefined>()
+    const rulesFor = (tool: string | undefined) => {
+      if (!compiled.has(tool)) {
+        const rules = [...base, ...(tool !== undefined ? options.salienceByTool?.[tool] ?? [] : [])]
+        compiled.set(tool, rules.length === 0 ? undefined : Salience.compile(rules))
+      }
+      return compiled.get(tool)
+    }
+    const capture = (keep: KeepOptions = {}) =>
+      Capture.make(store, policy, masker, {
+        maxChars,
+        hint: options.hint,
+        grepHint: options.grepHint,
+        salience: rulesFor(keep.tool)
+      })
     return SpillWrite.of({
       capture,
-      keepOutput: (text, exitCode) =>
+      keepOutput: (text, exitCode, keep) =>
         Effect.scoped(Effect.gen(function*() {
-          const c = yield* capture
+          const c = yield* capture(keep)
           yield* c.write(Utf8.encode(text))
           return yield* c.finish(exitCode)
         }))
@@ -314,8 +343,11 @@ export const layer = (
   Layer.merge(layerWrite(options), layerRead(options))
 
 /** What the model gets back for a command's output: short output exactly, long output saved and previewed. */
-export const keepOutput = (text: string, exitCode: number): Effect.Effect<KeptOutput, never, SpillWrite> =>
-  Effect.flatMap(SpillWrite, (s) => s.keepOutput(text, exitCode))
+export const keepOutput = (
+  text: string,
+  exitCode: number,
+  options?: KeepOptions
+): Effect.Effect<KeptOutput, never, SpillWrite> => Effect.flatMap(SpillWrite, (s) => s.keepOutput(text, exitCode, options))
 
 /** Reads a saved file, whole or from a 1-indexed line `offset` (0 = start) for `limit` lines (0 = to the end). */
 export const readSpill = (filename: string, options?: ReadOptions): Effect.Effect<SpillPage, ReadError, SpillRead> =>

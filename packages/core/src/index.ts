@@ -15,6 +15,8 @@ export * as Marker from "./Marker.js"
 export * as Preview from "./Preview.js"
 /** Whole-line head, tail and middle cuts with an exact account. */
 export * as Projection from "./Projection.js"
+/** Lines that explain a failure, found anywhere in an output. */
+export * as Salience from "./Salience.js"
 /** Masking of credentials and registered secret values. */
 export * as Secrets from "./Secrets.js"
 /** The spill profile: keepOutput, readSpill, grepSpill and their capabilities. */

@@ -77,6 +77,26 @@ describe("keepOutput", () => {
     expect(everything(dir).sort()).toEqual([`.${kept.filename}.idx`, kept.filename].sort())
   })
 
+  it("shows the lines that explain a failure, with numbers readSpill opens", async () => {
+    const dir = tempDir()
+    const text = numbered(1200) + "src/pkg/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n" +
+      numbered(1800) + "Found 0 errors in the other packages.\n"
+    const kept = await run(dir, Spill.keepOutput(text, 2))
+    expect(kept.text).toContain("[Lines that report errors or failures: 1 of 1]\n1201: src/pkg/a.ts(3,7): error TS2322")
+    expect(kept.salient).toMatchObject({ total: 1, rules: ["compiler-diagnostic"] })
+    const page = await run(dir, Spill.readSpill(kept.filename!, { offset: 1201, limit: 1 }))
+    expect(page.text).toContain("error TS2322")
+    // a host's own rule, for one tool
+    const custom = await run(dir, Spill.keepOutput(numbered(1000) + "QUOTA EXCEEDED at step 9\n" + numbered(1000), 1, { tool: "deploy" }), {
+      spill: { salienceByTool: { deploy: [{ id: "quota", description: "quota", anchors: ["QUOTA"], pattern: /QUOTA EXCEEDED/ }] } }
+    })
+    expect(custom.text).toContain("1001: QUOTA EXCEEDED at step 9")
+    const otherTool = await run(dir, Spill.keepOutput(numbered(1000) + "QUOTA EXCEEDED at step 9\n" + numbered(1000), 1, { tool: "build" }), {
+      spill: { salienceByTool: { deploy: [{ id: "quota", description: "quota", anchors: ["QUOTA"], pattern: /QUOTA EXCEEDED/ }] } }
+    })
+    expect(otherTool.text).not.toContain("Lines that report")
+  })
+
   it("masks secrets before anything is shown or saved", async () => {
     const dir = tempDir()
     const text = numbered(500) + `token in the middle: ${TOKEN}\n` + numbered(500) + `and at the end ${TOKEN}\n`

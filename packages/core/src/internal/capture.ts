@@ -1,6 +1,7 @@
 import { Clock, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
 import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
+import * as Salience from "../Salience.js"
 import type * as Secrets from "../Secrets.js"
 import type * as SpillPolicy from "../SpillPolicy.js"
 import * as SpillStore from "../SpillStore.js"
@@ -16,6 +17,7 @@ export interface KeptOutput {
   readonly shown: ReadonlyArray<{ readonly from: number; readonly to: number }>
   readonly filename?: string
   readonly notSaved?: string
+  readonly salient?: Salience.Found
 }
 
 /** @internal */
@@ -28,6 +30,8 @@ export interface OutputCapture {
 export interface CaptureOptions {
   readonly maxChars: number
   readonly hint?: Preview.ReadHint | undefined
+  readonly grepHint?: Preview.GrepHint | undefined
+  readonly salience?: Salience.Compiled | undefined
 }
 
 const randomHex = () => {
@@ -67,7 +71,9 @@ export const make = (
 ): Effect.Effect<OutputCapture, never, Scope.Scope> =>
   Effect.gen(function*() {
     const outer = yield* Effect.scope
-    const masking = masker.stream()
+    const salience = options.salience
+    const tracker = salience ? Salience.tracker(salience) : undefined
+    const masking = tracker ? masker.stream({ literals: salience!.literals, onMark: tracker.mark }) : masker.stream()
     const index = LineIndex.builder()
     // Every code point takes at most four bytes, so more bytes than this can never fit the cap whole.
     const keep = options.maxChars * 4 + 4
@@ -143,6 +149,7 @@ export const make = (
     const accept = (chunk: Uint8Array) =>
       Effect.gen(function*() {
         if (chunk.length === 0) return
+        tracker?.accept(chunk, total, index.newlines() + 1)
         index.push(chunk)
         total += chunk.length
         if (headBytes < keep) {
@@ -202,7 +209,11 @@ export const make = (
         }
         const saved = mode === "spilling" ? sink!.filename : undefined
         const t = tailView()
+        const found = tracker?.result()
+        const salient = found && found.total > 0 ? found : undefined
         const preview = Preview.make({
+          salient: salient && { lines: salient.lines, total: salient.total, grep: salience!.grepPattern(salient.rules) },
+          grepHint: options.grepHint,
           exitCode,
           head: Utf8.decodeLossy(concat(head)),
           headIsWhole: headBytes === total,
@@ -222,7 +233,8 @@ export const make = (
           totalLines: lines.lines,
           totalBytes: total,
           shown: preview.ranges,
-          ...(saved !== undefined ? { filename: saved } : { notSaved: failure ?? "unknown reason" })
+          ...(saved !== undefined ? { filename: saved } : { notSaved: failure ?? "unknown reason" }),
+          ...(salient ? { salient } : {})
         } satisfies KeptOutput
       })
 

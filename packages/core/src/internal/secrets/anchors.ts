@@ -48,8 +48,15 @@ const commonPairs = new Set(
   ).split(" ").filter((pair) => pair.length === 2)
 )
 
+// Pairs far more frequent in build and test output than letter frequencies
+// suggest: `ok` on every passing test line, `ck` in check, stack, lock, pack.
+const outputPairs = new Set(["ok", "ck"])
+
 const pairScore = (first: number, second: number): number => {
-  const common = commonPairs.has(String.fromCharCode(first, second).toLowerCase())
+  const pair = String.fromCharCode(first, second).toLowerCase()
+  if (outputPairs.has(pair)) return frequency(first) * frequency(second) * 1000
+  // a space next to almost anything is common in output, whatever the letter
+  const common = first === 32 || second === 32 || commonPairs.has(String.fromCharCode(first, second).toLowerCase())
   return frequency(first) * frequency(second) * (common ? 50 : 1)
 }
 

@@ -13,10 +13,14 @@ export interface Block {
   readonly bodyEnd: number
 }
 
-/** What a scan found: ranges to mask (flat start/end pairs) and blocks whose bodies are masked except line breaks. */
+/**
+ * What a scan found: ranges to mask (flat start/end pairs), blocks whose
+ * bodies are masked except line breaks, and where watched literals begin.
+ */
 export interface Findings {
   readonly ranges: ReadonlyArray<number>
   readonly blocks: ReadonlyArray<Block>
+  readonly marks: ReadonlyArray<number>
 }
 
 /** A compiled set of rules and known values that finds what to mask in bytes. */
@@ -38,7 +42,10 @@ export const latin1 = (bytes: Uint8Array): string =>
 
 const flagsOf = (pattern: RegExp, extra: string): string => pattern.flags.replace(/[dgy]/g, "") + extra
 
-const EMPTY_FINDINGS: Findings = { ranges: [], blocks: [] }
+const EMPTY_FINDINGS: Findings = { ranges: [], blocks: [], marks: [] }
+
+// Owner codes of anchors that are not rules: known value forms are -1 - length, watched literals this.
+const WATCHED = Number.MIN_SAFE_INTEGER
 
 /**
  * Builds an engine from pattern rules and the latin1 forms of known values.
@@ -47,7 +54,11 @@ const EMPTY_FINDINGS: Findings = { ranges: [], blocks: [] }
  * A rule is tried at every position it can start at, so what a scan finds
  * in a line never depends on the text before that line.
  */
-export const makeEngine = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyArray<string>): Engine => {
+export const makeEngine = (
+  rules: ReadonlyArray<SecretRule>,
+  literals: ReadonlyArray<string>,
+  watched: ReadonlyArray<string> = []
+): Engine => {
   const compiled: Array<Compiled> = []
   const unanchored: Array<number> = []
   const specs: Array<AnchorSpec> = []
@@ -79,6 +90,12 @@ export const makeEngine = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyA
     specs.push({ text: literal, ignoreCase: false })
     owners.push(-1 - literal.length)
   }
+  // Literals a caller wants to know the positions of, found in the same pass.
+  for (const literal of new Set(watched)) {
+    if (literal.length < 2) continue
+    specs.push({ text: literal, ignoreCase: false })
+    owners.push(WATCHED)
+  }
 
   const anchorScan: AnchorScan | undefined = specs.length === 0 ? undefined : makeAnchorScan(specs)
   const tried = new Float64Array(compiled.length)
@@ -87,6 +104,7 @@ export const makeEngine = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyA
     let latin: string | undefined
     const text = (): string => (latin ??= latin1(bytes))
     const ranges: Array<number> = []
+    const marks: Array<number> = []
     const openers: Array<{ rule: number; start: number; end: number }> = []
 
     const accept = (rule: Compiled, match: RegExpExecArray): void => {
@@ -120,7 +138,9 @@ export const makeEngine = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyA
       tried.fill(-1)
       anchorScan(bytes, (anchor, position) => {
         const owner = owners[anchor]
-        if (owner < 0) {
+        if (owner === WATCHED) {
+          marks.push(position)
+        } else if (owner < 0) {
           ranges.push(position, position - 1 - owner)
         } else if (tried[owner] !== position) {
           tried[owner] = position
@@ -141,7 +161,7 @@ export const makeEngine = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyA
       }
     }
 
-    if (ranges.length === 0 && openers.length === 0) return EMPTY_FINDINGS
+    if (ranges.length === 0 && openers.length === 0) return marks.length === 0 ? EMPTY_FINDINGS : { ranges, blocks: [], marks }
 
     const blocks: Array<Block> = []
     if (openers.length > 0) {
@@ -170,7 +190,7 @@ export const makeEngine = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyA
       blocks.sort((a, b) => a.markerStart - b.markerStart)
     }
 
-    return { ranges, blocks }
+    return { ranges, blocks, marks }
   }
 
   return { scan }

@@ -1,4 +1,4 @@
-import type { KnownValue, Masker, MaskerOptions, SecretRule } from "../../Secrets.js"
+import type { KnownValue, Masker, MaskerOptions, SecretRule, Watch } from "../../Secrets.js"
 import { applyFindings, type Engine, makeEngine } from "./engine.js"
 import { checkKnownValue, type KnownValueProblem, knownValueForms } from "./knownValues.js"
 import { defaultRules } from "./rules.js"
@@ -52,7 +52,17 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
     ? DEFAULT_MAX_HELD_BYTES
     : Math.max(0, Math.floor(requested))
 
-  const stream = () => makeStreamMasker(engine, maxHeldBytes)
+  // Engines that also report watched literals, one per list of literals.
+  const watching = new WeakMap<ReadonlyArray<string>, Engine>()
+  const stream = (watch?: Watch) => {
+    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes)
+    let watchingEngine = watching.get(watch.literals)
+    if (watchingEngine === undefined) {
+      watchingEngine = makeEngine(rules, literals, watch.literals)
+      watching.set(watch.literals, watchingEngine)
+    }
+    return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark)
+  }
 
   const maskBytes = (bytes: Uint8Array): Uint8Array => {
     if (bytes.length > WHOLE_TEXT_LIMIT) {

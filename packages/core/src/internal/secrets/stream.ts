@@ -26,7 +26,11 @@ const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array =>
  * line) and with the opening marker of any key block still open, so a
  * secret split across chunks at any byte is masked as in the whole text.
  */
-export const makeStreamMasker = (engine: Engine, maxHeldBytes: number): StreamMasker => {
+export const makeStreamMasker = (
+  engine: Engine,
+  maxHeldBytes: number,
+  onMark?: (position: number) => void
+): StreamMasker => {
   // A line is cut once it is longer than `maxHeldBytes`; a small cap is
   // raised towards twice the context so each cut frees a good share of what
   // is held (what is held stays under `maxHeldBytes + CONTEXT_BYTES` plus a
@@ -36,12 +40,15 @@ export const makeStreamMasker = (engine: Engine, maxHeldBytes: number): StreamMa
   let pendingLength = 0
   let lineLength = 0
   let context: Uint8Array = EMPTY
+  // Bytes emitted so far: marks are reported in output coordinates, once each.
+  let emitted = 0
 
   const reset = (): void => {
     chunks = []
     pendingLength = 0
     lineLength = 0
     context = EMPTY
+    emitted = 0
   }
 
   const emit = (cut: number, final: boolean): Uint8Array => {
@@ -50,6 +57,12 @@ export const makeStreamMasker = (engine: Engine, maxHeldBytes: number): StreamMa
     const findings = engine.scan(combined)
     const at = context.length + cut
     const out = applyFindings(combined, findings, context.length, at)
+    if (onMark !== undefined) {
+      for (const mark of [...findings.marks].sort((a, b) => a - b)) {
+        if (mark >= context.length && mark < at) onMark(emitted + mark - context.length)
+      }
+    }
+    emitted += out.length
     if (final) {
       reset()
       return out

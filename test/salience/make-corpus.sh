@@ -1,0 +1,1032 @@
+#!/bin/sh
+# Regenerates the salience corpus: real logs printed by real tools.
+#
+#   sh test/salience/make-corpus.sh
+#
+# Every scenario is built from scratch in a temporary directory, run there with
+# its output captured as `COMMAND > log 2>&1`, and then written to
+# test/salience/corpus/NAME.log with the temporary paths replaced:
+#   the scenario's own directory  -> /home/dev/project
+#   the rest of the temp tree     -> /home/dev/tmp
+#   $HOME                         -> /home/dev
+# Beside each log goes NAME.json (tool, command, exit code, whether it failed,
+# and the lines that explain the failure), and test/salience/cases.json is
+# rebuilt from lines of those logs, so everything stays in step when rerun.
+#
+# Needs: node 20 + npm/npx (typescript@5.9.3 and vitest@3.2.7 are fetched by
+# npx), gcc, make, python3, rustc + cargo, javac + java, git.
+# Timings, dates and hashes in the logs change from run to run; nothing else
+# should.
+
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT="$HERE/corpus"
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$SCRATCH"' EXIT
+trap 'exit 130' INT TERM
+
+PLACEHOLDER=/home/dev/project
+TSC="npx -y -p typescript@5.9.3 tsc"
+VITEST="npx -y vitest@3.2.7"
+
+# The same output whoever runs this.
+unset CI FORCE_COLOR NO_COLOR NODE_OPTIONS PYTHONUNBUFFERED RUST_BACKTRACE CARGO_TERM_COLOR
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES="$SCRATCH"
+export GIT_AUTHOR_NAME="Dev" GIT_AUTHOR_EMAIL="dev@example.com" GIT_COMMITTER_NAME="Dev" GIT_COMMITTER_EMAIL="dev@example.com"
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+: > "$SCRATCH/manifest.tsv"
+
+# capture NAME TOOL COMMAND: run COMMAND with sh in $SCRATCH/NAME, keep its
+# combined output and exit code.
+capture() {
+  name=$1 tool=$2 cmd=$3
+  dir="$SCRATCH/$name"
+  echo "running $name: $cmd" >&2
+  (cd "$dir" && sh -c "$cmd" > "$SCRATCH/$name.raw" 2>&1)
+  code=$?
+  sed -e "s|$dir|$PLACEHOLDER|g" -e "s|$SCRATCH|/home/dev/tmp|g" -e "s|$HOME/|/home/dev/|g" \
+    "$SCRATCH/$name.raw" > "$OUT/$name.log"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$tool" "$code" "$cmd" >> "$SCRATCH/manifest.tsv"
+}
+
+scenario() {
+  mkdir -p "$SCRATCH/$1"
+  cd "$SCRATCH/$1" || exit 1
+}
+
+# Test names shared by the test-runner scenarios; several passing tests have
+# "error", "fail", "abort" or "kill" in their names on purpose.
+TEST_NAMES='parses an empty document
+reports an error for unterminated strings
+keeps line numbers after a failure
+retries failed requests up to three times
+throws a TypeError for non-string input
+formats error messages with the file name
+does not fail when the cache is cold
+kills the child process on timeout
+returns 0 errors for a clean file
+marks aborted uploads as retryable
+normalises CRLF line endings
+merges overlapping ranges
+rounds half to even
+sorts by name then by date
+trims trailing whitespace
+handles unicode file names
+escapes HTML entities
+limits the queue to 100 items
+expires sessions after 30 minutes
+counts words across lines
+rejects negative quantities
+accepts ISO dates
+ignores comments in config files
+applies the discount before tax
+falls back to the default locale
+collects failed assertions into one report
+treats warnings as non-fatal
+splits the input into chunks of 4 KiB
+reuses the connection pool
+survives a dropped connection'
+
+names_from() { # names_from START COUNT: COUNT names, wrapping around
+  printf '%s\n' "$TEST_NAMES" | awk -v s="$1" -v c="$2" '{ n[NR] = $0 } END { for (i = 0; i < c; i++) print n[(s + i) % NR + 1] }'
+}
+
+###########################################################################
+# tsc: `tsc -b --verbose` over 48 referenced projects, one type error.
+###########################################################################
+TS_PACKAGES='config logger env clock ids http-client router auth session cache queue mailer templates i18n search billing invoices payments tax currency accounts ledger reports error-handling exports imports scheduler jobs webhooks audit metrics tracing health admin users teams permissions uploads storage thumbnails notifications feeds comments ratings settings flags sitemap cli'
+
+make_ts_workspace() { # make_ts_workspace WITH_ERROR(0|1)
+  refs=""
+  for p in $TS_PACKAGES; do
+    mkdir -p "packages/$p/src"
+    deps=""
+    [ "$p" = reports ] && deps='"references": [{ "path": "../ledger" }],'
+    cat > "packages/$p/tsconfig.json" <<EOF
+{
+  "compilerOptions": {
+    "composite": true, "strict": true, "target": "es2022", "module": "nodenext",
+    "rootDir": "src", "outDir": "dist", "types": []
+  },
+  $deps
+  "include": ["src"]
+}
+EOF
+    cat > "packages/$p/src/model.ts" <<EOF
+export interface Item {
+  readonly id: string
+  readonly createdAt: Date
+  readonly tags: readonly string[]
+}
+
+export function describe(item: Item): string {
+  return \`$p:\${item.id} (\${item.tags.join(", ")})\`
+}
+EOF
+    cat > "packages/$p/src/errors.ts" <<EOF
+export class PackageError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(\`[$p] \${code}: \${message}\`)
+  }
+}
+EOF
+    cat > "packages/$p/src/index.ts" <<EOF
+export * from "./model.js"
+export * from "./errors.js"
+EOF
+    refs="$refs    { \"path\": \"packages/$p\" },
+"
+  done
+  cat > packages/ledger/src/balance.ts <<'EOF'
+export interface Entry {
+  readonly account: string
+  readonly amount: number
+}
+
+export function balance(entries: readonly Entry[]): number {
+  let total = 0
+  for (const entry of entries) total += entry.amount
+  return total
+}
+EOF
+  if [ "$1" = 1 ]; then
+    printf '\nexport const openingBalance: number = "0.00"\n' >> packages/ledger/src/balance.ts
+  fi
+  printf '{\n  "files": [],\n  "references": [\n%s  ]\n}\n' "$(printf '%s' "$refs" | sed '$ s/,$//')
+" > tsconfig.json
+}
+
+scenario tsc-fail
+make_ts_workspace 1
+capture tsc-fail tsc "$TSC -b --verbose"
+
+scenario tsc-ok
+make_ts_workspace 0
+capture tsc-ok tsc "timeout 15 $TSC -p packages/error-handling --watch --preserveWatchOutput; $TSC -b --verbose"
+
+###########################################################################
+# node --test: 150 tests in 10 files, TAP (the default when piped) and spec.
+###########################################################################
+make_node_tests() { # make_node_tests FAILING(0|1)
+  mkdir -p test
+  i=0
+  for mod in cart csv dates diff glob http-retry invoice markdown paths queue; do
+    i=$((i + 1))
+    {
+      echo "import { describe, test } from 'node:test'"
+      echo "import assert from 'node:assert/strict'"
+      echo
+      echo "const sum = (xs) => xs.reduce((a, b) => a + b, 0)"
+      echo
+      echo "describe('$mod', () => {"
+      j=0
+      names_from $((i * 3)) 15 | while IFS= read -r name; do
+        j=$((j + 1))
+        if [ "$1" = 1 ] && [ "$mod" = http-retry ] && [ $j = 8 ]; then
+          echo "  test('applies the discount to every line item', () => {"
+          echo "    const lines = [400, 350, 490]"
+          echo "    assert.equal(sum(lines.map((x) => x - 0)), 1250)"
+          echo "  })"
+        else
+          echo "  test('$name', () => {"
+          echo "    assert.equal(sum([$i, $j]), $((i + j)))"
+          echo "  })"
+        fi
+      done
+      echo "})"
+    } > "test/$mod.test.mjs"
+  done
+}
+
+scenario node-test-fail
+make_node_tests 1
+capture node-test-fail node-test "node --test --test-concurrency=1"
+
+scenario node-test-fail-spec
+make_node_tests 1
+capture node-test-fail-spec node-test "node --test --test-concurrency=1 --test-reporter=spec"
+
+scenario node-test-ok
+make_node_tests 0
+capture node-test-ok node-test "node --test --test-concurrency=1"
+
+###########################################################################
+# vitest 3.2.7 with the verbose reporter.
+###########################################################################
+make_vitest_files() { # make_vitest_files DIR PREFIX FILES FAILING(0|1)
+  mkdir -p "$1/src"
+  k=0
+  for f in $(printf '%s\n' format parse retry totals upload | head -n "$3"); do
+    k=$((k + 1))
+    {
+      echo "import { describe, expect, test } from 'vitest'"
+      echo
+      echo "const total = (lines) => lines.reduce((sum, line) => sum + line.price * line.qty, 0)"
+      echo
+      echo "describe('$2 $f', () => {"
+      j=0
+      names_from $((k * 7)) 10 | while IFS= read -r name; do
+        j=$((j + 1))
+        if [ "$4" = 1 ] && [ "$f" = totals ] && [ $j = 5 ]; then
+          echo "  test('applies the discount before tax', () => {"
+          echo "    const lines = [{ price: 400, qty: 2 }, { price: 450, qty: 1 }]"
+          echo "    expect(total(lines) - 10).toBe(1250)"
+          echo "  })"
+        else
+          echo "  test('$name', () => {"
+          echo "    expect(total([{ price: $j, qty: $k }])).toBe($((j * k)))"
+          echo "  })"
+        fi
+      done
+      echo "})"
+    } > "$1/src/$f.test.js"
+  done
+}
+
+scenario vitest-fail
+for p in api billing web; do
+  mkdir -p "packages/$p"
+  printf '{ "name": "@acme/%s", "private": true, "type": "module" }\n' "$p" > "packages/$p/package.json"
+  if [ $p = billing ]; then make_vitest_files "packages/$p" $p 5 1; else make_vitest_files "packages/$p" $p 5 0; fi
+done
+capture vitest-fail vitest "status=0; for p in packages/*; do echo \"== \$p\"; (cd \"\$p\" && $VITEST run --reporter=verbose) || status=1; done; exit \$status"
+
+scenario vitest-ok
+printf '{ "name": "acme", "private": true, "type": "module" }\n' > package.json
+for p in api billing web; do make_vitest_files "packages/$p" "$p" 5 0; done
+capture vitest-ok vitest "$VITEST run --reporter=verbose"
+
+###########################################################################
+# make + gcc: recursive make -k over 5 libraries of 25 C files each.
+###########################################################################
+C_MODULES='alloc arena buffer checksum clock config crc32 dict error_codes error-handling hash heap list lock log parser pool queue ring slab strings timer tokenizer utf8 vector'
+
+make_c_tree() { # make_c_tree WITH_ERROR(0|1)
+  libs='libcore libio libparse libnet libfmt'
+  printf 'SUBDIRS = %s\n\nall: $(SUBDIRS)\n\n$(SUBDIRS):\n\t$(MAKE) -C $@\n\nclean:\n\tfor d in $(SUBDIRS); do $(MAKE) -C $$d clean; done\n\n.PHONY: all clean $(SUBDIRS)\n' "$libs" > Makefile
+  for lib in $libs; do
+    mkdir -p "$lib"
+    objs=""
+    for m in $C_MODULES; do
+      fn=$(printf '%s_%s' "$lib" "$m" | tr '-' '_')
+      objs="$objs $m.o"
+      {
+        echo "#include <stddef.h>"
+        echo
+        echo "int $fn(const int *values, size_t count)"
+        echo "{"
+        echo "  int acc = 0;"
+        echo "  for (size_t i = 0; i < count; i++)"
+        echo "    acc += values[i] * (int)(i + 1);"
+        echo "  return acc;"
+        echo "}"
+      } > "$lib/$m.c"
+    done
+    printf 'CC = gcc\nCFLAGS = -Wall -Wextra -O2 -std=c11\nOBJS =%s\n\nall: %s.a\n\n%s.a: $(OBJS)\n\tar rcs $@ $^\n\n%%.o: %%.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n\nclean:\n\trm -f *.o *.a\n\n.PHONY: all clean\n' "$objs" "$lib" "$lib" > "$lib/Makefile"
+  done
+  # Two warnings that do not stop the build.
+  cat > libio/buffer.c <<'EOF'
+#include <stddef.h>
+#include <string.h>
+
+int libio_buffer(const int *values, size_t count)
+{
+  int scratch[16];
+  int acc = 0;
+  for (size_t i = 0; i < count; i++)
+    acc += values[i];
+  return acc;
+}
+EOF
+  cat > libnet/timer.c <<'EOF'
+#include <stddef.h>
+
+int libnet_timer(const int *values, size_t count, int unused_flags)
+{
+  int acc = 0;
+  for (int i = 0; i < count; i++)
+    acc += values[i];
+  return acc;
+}
+EOF
+  if [ "$1" = 1 ]; then
+    cat > libparse/heap.c <<'EOF'
+#include <stddef.h>
+
+struct heap {
+  int *items;
+  size_t len;
+};
+
+int libparse_heap(const int *values, size_t count)
+{
+  struct heap h = { .items = (int *)values, .len = count };
+  const char *label = 1.5;
+  for (size_t i = 0; i < h.len; i++)
+    heap_push(&h, h.items[i]);
+  return heap_size;
+}
+EOF
+  fi
+}
+
+scenario make-gcc-fail
+make_c_tree 1
+capture make-gcc-fail make "make -k -j1"
+
+scenario make-gcc-ok
+make_c_tree 0
+capture make-gcc-ok make "make -j1 && make -j1"
+
+###########################################################################
+# python3: a pipeline of 20 steps in a shell loop; one raises.
+###########################################################################
+make_python_steps() {
+  mkdir -p steps data
+  n=0
+  for step in fetch unpack validate normalise dedupe enrich geocode currency accounts ingest reconcile rollup forecast charts export archive notify cleanup audit report; do
+    n=$((n + 1))
+    file=$(printf 'steps/s%02d_%s.py' "$n" "$step")
+    cat > "$file" <<EOF
+import logging
+import random
+
+logging.basicConfig(level=logging.INFO)
+log = logging.getLogger("$step")
+
+rng = random.Random($n)
+rows = 40 + $n * 3
+log.info("starting $step on %d rows", rows)
+for batch in range(1, 7):
+    done = min(rows, batch * 10)
+    log.info("batch %d: %d/%d rows, 0 errors", batch, done, rows)
+print("$step: wrote data/$step.csv (%d rows, checksum %08x)" % (rows, rng.getrandbits(32)))
+EOF
+  done
+  cat > steps/s10_ingest.py <<'EOF'
+import csv
+import io
+import logging
+
+logging.basicConfig(level=logging.INFO)
+log = logging.getLogger("ingest")
+
+SOURCE = "id,account,amount\n" + "".join(
+    f"{i},ACC-{i % 7:03d},{'n/a' if i == 57 else i * 3}\n" for i in range(1, 121)
+)
+
+
+class IngestError(Exception):
+    pass
+
+
+def parse_amount(text):
+    return int(text)
+
+
+def parse_row(row):
+    return {"id": int(row["id"]), "account": row["account"], "amount": parse_amount(row["amount"])}
+
+
+def ingest(source):
+    rows = []
+    for row in csv.DictReader(io.StringIO(source)):
+        try:
+            rows.append(parse_row(row))
+        except ValueError as exc:
+            log.error("row %s: could not parse amount %r", row["id"], row["amount"])
+            raise IngestError(f"row {row['id']}: bad amount {row['amount']!r}") from exc
+        if len(rows) % 20 == 0:
+            log.info("ingested %d rows", len(rows))
+    return rows
+
+
+log.info("starting ingest on %d bytes", len(SOURCE))
+rows = ingest(SOURCE)
+print(f"ingest: wrote data/ingest.csv ({len(rows)} rows)")
+EOF
+}
+
+scenario python-fail
+make_python_steps
+capture python-fail python "status=0; for s in steps/*.py; do echo \"==> \$s\"; python3 -u \"\$s\" || status=1; done; exit \$status"
+
+scenario python-ok
+mkdir -p tests tools
+k=0
+for mod in parser totals uploads retry locale; do
+  k=$((k + 1))
+  {
+    echo "import unittest"
+    echo
+    echo
+    echo "class $(echo "$mod" | sed 's/^./\U&/')Tests(unittest.TestCase):"
+    names_from $((k * 5)) 30 | awk '{ gsub(/[^A-Za-z0-9]+/, "_"); print tolower($0) }' | awk '!seen[$0]++' | while IFS= read -r t; do
+      echo "    def test_$t(self):"
+      echo "        self.assertEqual(sum([$k, 1]), $((k + 1)))"
+      echo
+    done
+  } > "tests/test_$mod.py"
+done
+cat > tools/validate.py <<'EOF'
+import warnings
+
+files = [f"config/service-{i:02d}.toml" for i in range(1, 41)]
+warned = 0
+for i, name in enumerate(files, 1):
+    if i in (12, 29):
+        warnings.warn(f"{name}: key 'timeout' is deprecated, use 'timeout_ms'", DeprecationWarning, stacklevel=1)
+        warned += 1
+    print(f"checking {name} ... ok")
+print(f"checked {len(files)} files: 0 errors, {warned} warnings")
+print("errors: 0")
+print("no errors found")
+EOF
+capture python-ok python "python3 -m unittest discover -v -s tests && python3 -W default tools/validate.py"
+
+###########################################################################
+# rustc: four worker threads, one panics; main joins them.
+###########################################################################
+scenario rust-panic
+cat > main.rs <<'EOF'
+use std::thread;
+use std::time::Duration;
+
+fn checksum(window: &[u32]) -> u32 {
+    window.iter().fold(17u32, |acc, x| acc.wrapping_mul(31).wrapping_add(*x))
+}
+
+fn main() {
+    let data: Vec<u32> = (0..64).collect();
+    let mut workers = Vec::new();
+    for w in 0..4u64 {
+        let data = data.clone();
+        let handle = thread::Builder::new()
+            .name(format!("worker-{w}"))
+            .spawn(move || {
+                for batch in 0..40u64 {
+                    thread::sleep(Duration::from_millis(12 + 3 * w));
+                    let start = ((batch * (w + 1)) % 49) as usize + if w == 2 && batch == 20 { 9 } else { 0 };
+                    let window = &data[start..start + 16];
+                    println!("worker-{w}: batch {batch:02} ok, checksum {:08x}", checksum(window));
+                }
+                w
+            })
+            .expect("spawn worker");
+        workers.push(handle);
+    }
+    for handle in workers {
+        let w = handle.join().expect("worker thread panicked");
+        println!("worker-{w}: finished 40 batches");
+    }
+}
+EOF
+capture rust-panic rustc "rustc -O main.rs && ./main"
+
+###########################################################################
+# cargo test: a workspace of three crates, one failing test.
+###########################################################################
+scenario cargo-test-fail
+printf '[workspace]\nmembers = ["accounts", "ledger", "reports"]\nresolver = "2"\n' > Cargo.toml
+for c in accounts ledger reports; do
+  mkdir -p "$c/src"
+  printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n' "$c" > "$c/Cargo.toml"
+  {
+    echo "pub fn total(amounts: &[i64]) -> i64 {"
+    echo "    amounts.iter().sum()"
+    echo "}"
+    echo
+    echo "#[cfg(test)]"
+    echo "mod tests {"
+    echo "    use super::*;"
+    names_from 11 30 | awk '{ gsub(/[^A-Za-z0-9]+/, "_"); print tolower($0) }' | awk '!seen[$0]++' | while IFS= read -r t; do
+      if [ "$c" = ledger ] && [ "$t" = applies_the_discount_before_tax ]; then
+        echo
+        echo "    #[test]"
+        echo "    fn $t() {"
+        echo "        let lines = [800, 450];"
+        echo "        assert_eq!(total(&lines) - 10, 1250);"
+        echo "    }"
+      else
+        echo
+        echo "    #[test]"
+        echo "    fn $t() {"
+        echo "        assert_eq!(total(&[1, 2, 3]), 6);"
+        echo "    }"
+      fi
+    done
+    echo
+    echo "    #[test]"
+    echo "    fn no_panic_on_empty_input() {"
+    echo "        assert_eq!(total(&[]), 0);"
+    echo "    }"
+    echo "}"
+  } > "$c/src/lib.rs"
+done
+capture cargo-test-fail cargo "cargo test --offline --no-fail-fast -- --test-threads=1"
+
+###########################################################################
+# Signals: a segfault, a failed assert() (abort) and a job killed by timeout,
+# each in one iteration of a shell loop run by sh.
+###########################################################################
+scenario segfault
+cat > lookup.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+
+struct customer {
+  int id;
+  const char *name;
+  double credit;
+};
+
+static struct customer table[80];
+static char names[80][16];
+
+static struct customer *find(int id)
+{
+  for (int i = 0; i < 80; i++)
+    if (table[i].id == id)
+      return &table[i];
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  for (int i = 0; i < 80; i++) {
+    snprintf(names[i], sizeof names[i], "cust-%04d", 1000 + i);
+    table[i] = (struct customer){ i == 43 ? 9999 : 1000 + i, names[i], 25.0 * i };
+  }
+  int rec = atoi(argv[1]);
+  printf("record %d: looking up customer %d\n", rec, 1000 + rec);
+  struct customer *c = find(1000 + rec);
+  printf("record %d: %s has credit %.2f\n", rec, c->name, c->credit);
+  return 0;
+}
+EOF
+gcc -O0 -g -o lookup lookup.c
+capture segfault sh "ulimit -c unlimited; status=0; for i in \$(seq 1 80); do ./lookup \$i || status=1; done; exit \$status"
+
+scenario abort
+cat > crunch.c <<'EOF'
+#include <assert.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#define MAX_CHUNK 4096
+
+static size_t blocks(size_t len)
+{
+  assert(len <= MAX_CHUNK);
+  return (len + 511) / 512;
+}
+
+int main(int argc, char **argv)
+{
+  struct stat st;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (stat(argv[1], &st) != 0) {
+    perror(argv[1]);
+    return 1;
+  }
+  printf("%s: %lld bytes\n", argv[1], (long long)st.st_size);
+  printf("%s: packed into %zu blocks\n", argv[1], blocks((size_t)st.st_size));
+  return 0;
+}
+EOF
+gcc -O0 -g -o crunch crunch.c
+mkdir -p input
+for i in $(seq 1 80); do
+  size=$(( (i * 397) % 4000 + 64 ))
+  [ "$i" = 38 ] && size=5120
+  head -c "$size" /dev/zero > "$(printf 'input/part-%03d.dat' "$i")"
+done
+capture abort sh "ulimit -c unlimited; status=0; for f in input/*.dat; do ./crunch \"\$f\" || status=1; done; exit \$status"
+
+scenario killed
+cat > render.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  int tile = atoi(argv[1]);
+  printf("tile %d: rendering\n", tile);
+  double err = 1.0;
+  long iterations = 0;
+  while (err > 1e-9) {
+    err = tile == 41 ? err : err * 0.5;
+    iterations++;
+  }
+  printf("tile %d: converged after %ld iterations\n", tile, iterations);
+  return 0;
+}
+EOF
+gcc -O0 -o render render.c
+capture killed sh "status=0; for i in \$(seq 1 80); do timeout -s KILL 3 ./render \$i || status=1; done; exit \$status"
+
+###########################################################################
+# npm: workspaces; one build script throws, one package has no lint script.
+###########################################################################
+make_npm_workspace() { # make_npm_workspace FAILING_PACKAGE NO_LINT_PACKAGE
+  printf '{\n  "name": "acme",\n  "private": true,\n  "workspaces": ["packages/*"]\n}\n' > package.json
+  printf 'cache-min=3600\n' > .npmrc
+  for p in analytics api auth billing cli config docs emails errors ledger mobile payments search web; do
+    mkdir -p "packages/$p/src"
+    if [ "$p" = "$2" ]; then
+      scripts='"build": "node build.js"'
+    else
+      scripts='"build": "node build.js", "lint": "node lint.js"'
+    fi
+    printf '{\n  "name": "@acme/%s",\n  "version": "1.4.0",\n  "scripts": { %s }\n}\n' "$p" "$scripts" > "packages/$p/package.json"
+    for f in index routes model store view; do echo "export const $f = '$p'" > "packages/$p/src/$f.js"; done
+    cat > "packages/$p/build.js" <<'EOF'
+const fs = require('node:fs')
+const path = require('node:path')
+const files = fs.readdirSync('src').sort()
+const config = { entry: 'src/index.js', outDir: 'dist' }
+for (const f of files) console.log(`  compiled ${path.join('src', f)} -> ${path.join(config.outDir, f)}`)
+console.log(`built ${files.length} files into ${config.outDir}/ (0 errors)`)
+EOF
+    cat > "packages/$p/lint.js" <<'EOF'
+const fs = require('node:fs')
+const files = fs.readdirSync('src').sort()
+for (const f of files) console.log(`  src/${f}: clean`)
+console.log(`${files.length} files linted: 0 problems (0 errors, 0 warnings)`)
+EOF
+  done
+  if [ -n "$1" ]; then
+    cat > "packages/$1/build.js" <<'EOF'
+const fs = require('node:fs')
+const path = require('node:path')
+const files = fs.readdirSync('src').sort()
+const configs = { production: { entry: 'src/index.js', outDir: 'dist' } }
+const config = configs[process.env.BUILD_ENV]
+console.log(`building ${files.length} files`)
+for (const f of files) console.log(`  compiled ${path.join('src', f)} -> ${path.join(config.outDir, f)}`)
+EOF
+  fi
+}
+
+scenario npm-fail
+make_npm_workspace emails ""
+capture npm-fail npm "npm run build --workspaces"
+
+scenario npm-missing-script
+make_npm_workspace "" docs
+capture npm-missing-script npm "npm run lint --workspaces"
+
+###########################################################################
+# java: worker threads, one throws; main reports it.
+###########################################################################
+scenario java-fail
+cat > Main.java <<'EOF'
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+public class Main {
+  static final AtomicInteger finished = new AtomicInteger();
+
+  static long settle(int worker, int batch) {
+    long cents = 0;
+    for (int i = 0; i < 100; i++) cents += (long) i * (worker + 1) * (batch + 1);
+    if (worker == 2 && batch == 21) {
+      throw new IllegalStateException("ledger out of balance by 10 cents in batch " + batch);
+    }
+    return cents;
+  }
+
+  public static void main(String[] args) throws Exception {
+    List<Thread> workers = new ArrayList<>();
+    for (int w = 0; w < 4; w++) {
+      final int worker = w;
+      Thread t = new Thread(() -> {
+        for (int batch = 0; batch < 40; batch++) {
+          try {
+            Thread.sleep(12 + 3 * worker);
+          } catch (InterruptedException e) {
+            return;
+          }
+          System.out.printf("worker-%d: batch %02d settled, %d cents, 0 exceptions%n", worker, batch, settle(worker, batch));
+        }
+        finished.incrementAndGet();
+      }, "worker-" + w);
+      workers.add(t);
+      t.start();
+    }
+    for (Thread t : workers) t.join();
+    System.out.printf("%d of %d workers finished%n", finished.get(), workers.size());
+    if (finished.get() != workers.size()) {
+      throw new RuntimeException((workers.size() - finished.get()) + " of " + workers.size() + " workers did not finish");
+    }
+  }
+}
+EOF
+capture java-fail java "javac Main.java && java Main"
+
+###########################################################################
+# git: pushing a dozen repositories, one has no remote; and a log loop over
+# directories where one is not a repository.
+###########################################################################
+COMMIT_MESSAGES='Initial commit
+Add config loader
+Fix error handling in retry loop
+Add tests for failed logins
+Treat a missing cache as non-fatal
+Bump dependencies
+Log fatal errors with the request id
+Rename errors module to problems
+Speed up startup by 40%
+Add abort signal to uploads
+Document the release process
+Handle killed workers in the supervisor
+Fix typo in README
+Drop support for Node 16
+Release 1.4.0'
+
+make_git_repo() { # make_git_repo DIR SEED
+  git init -q -b main "$1"
+  n=0
+  printf '%s\n' "$COMMIT_MESSAGES" | while IFS= read -r msg; do
+    n=$((n + 1))
+    echo "$2 $n $msg" >> "$1/CHANGES"
+    git -C "$1" add CHANGES
+    d="2024-03-$(printf '%02d' "$n")T10:$(printf '%02d' "$2"):00Z"
+    GIT_AUTHOR_DATE=$d GIT_COMMITTER_DATE=$d git -C "$1" commit -q -m "$msg"
+  done
+}
+
+scenario git-fail
+s=0
+for r in accounts api auth billing docs emails ledger mobile payments search web worker; do
+  s=$((s + 1))
+  make_git_repo "repos/$r" "$s"
+  git init -q --bare "remotes/$r.git"
+  [ "$r" = emails ] || git -C "repos/$r" remote add origin "$SCRATCH/git-fail/remotes/$r.git"
+done
+capture git-fail git "status=0; for r in repos/*; do echo \"== \$r\"; git -C \"\$r\" log --oneline -n 12 && git -C \"\$r\" push origin main || status=1; done; exit \$status"
+
+scenario git-not-a-repo
+s=0
+for r in accounts api auth billing docs emails ledger mobile payments search web worker; do
+  s=$((s + 1))
+  if [ "$r" = emails ]; then mkdir -p "$r"; echo "notes" > "$r/README"; else make_git_repo "$r" "$s"; fi
+done
+capture git-not-a-repo git "status=0; for d in */; do echo \"== \$d\"; git -C \"\$d\" log --oneline -n 14 || status=1; done; exit \$status"
+
+###########################################################################
+# JSON beside each log, cases.json, and the table.
+###########################################################################
+cat > "$SCRATCH/finish.mjs" <<'EOF'
+import fs from 'node:fs'
+import path from 'node:path'
+
+const [outDir, casesFile, manifestFile] = process.argv.slice(2)
+
+// Which logs failed, and the lines that explain why (regexes over whole lines).
+const EXPLAINS = {
+  'tsc-fail': [/^packages\/ledger\/src\/balance\.ts\(\d+,\d+\): error TS2322: /],
+  'tsc-ok': null,
+  'node-test-fail': [/^ {4}not ok \d+ - applies the discount/, /^ {8}Expected values to be strictly equal:$/, /^ {8}1240 !== 1250$/],
+  'node-test-fail-spec': [/^ {2}✖ applies the discount to every line item/, /^ {4}AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:$/, /^ {4}1240 !== 1250$/],
+  'node-test-ok': null,
+  'vitest-fail': [/^ × .* applies the discount before tax/, /^ {3}→ expected 1240 to be 1250/, /^ FAIL {2}.* applies the discount before tax$/, /^AssertionError: expected 1240 to be 1250/],
+  'vitest-ok': null,
+  'make-gcc-fail': [/^heap\.c:\d+:\d+: error: /, /^make\[1\]: \*\*\* \[Makefile:\d+: heap\.o\] Error 1$/, /^make: \*\*\* \[Makefile:\d+: libparse\] Error 2$/],
+  'make-gcc-ok': null,
+  'python-fail': [/^ERROR:ingest:/, /^Traceback \(most recent call last\):$/, /^ValueError: /, /^IngestError: /],
+  'python-ok': null,
+  'rust-panic': [/^thread 'worker-2' panicked at /, /^range end index \d+ out of range/],
+  'cargo-test-fail': [/^---- tests::applies_the_discount_before_tax stdout ----$/, /^thread 'tests::applies_the_discount_before_tax' panicked at /, /^assertion `left == right` failed$/, /^ {2}left: 1240$/, /^ right: 1250$/, /^error: test failed, to rerun pass `-p ledger --lib`$/],
+  'segfault': [/^Segmentation fault/],
+  'abort': [/^crunch: crunch\.c:\d+: blocks: Assertion/, /^Aborted/],
+  'killed': [/^Killed$/],
+  'npm-fail': [/^TypeError: /, /^npm error Lifecycle script `build` failed with error:$/, /^npm error workspace @acme\/emails@/],
+  'npm-missing-script': [/^npm error Missing script: "lint"$/, /^npm error workspace @acme\/docs@/],
+  'java-fail': [/^Exception in thread "worker-2" java\.lang\.IllegalStateException: /],
+  'git-fail': [/^fatal: 'origin' does not appear to be a git repository$/, /^fatal: Could not read from remote repository\.$/],
+  'git-not-a-repo': [/^fatal: not a git repository/],
+}
+
+// cases.json: [log, regex] pairs; each picks the first matching line of that log.
+const CASES = {
+  compiler: {
+    salient: [
+      ['tsc-fail', /error TS2322: /],
+      ['make-gcc-fail', /^heap\.c:\d+:\d+: error: incompatible types/],
+      ['make-gcc-fail', /^heap\.c:\d+:\d+: error: ‘heap_size’ undeclared/],
+    ],
+    quiet: [
+      ['make-gcc-ok', /^buffer\.c:\d+:\d+: warning: unused variable/],
+      ['make-gcc-ok', /^timer\.c:\d+:\d+: warning: comparison of integer expressions/],
+      ['make-gcc-fail', /^heap\.c:\d+:\d+: warning: implicit declaration/],
+      ['make-gcc-ok', /-c -o error_codes\.o error_codes\.c$/],
+      ['make-gcc-ok', /-c -o error-handling\.o error-handling\.c$/],
+      ['tsc-ok', /Found 0 errors\. Watching for file changes\.$/],
+      ['tsc-ok', /Building project '.*\/error-handling\/tsconfig\.json'/],
+      ['tsc-ok', /^ {4}\* packages\/error-handling\/tsconfig\.json$/],
+    ],
+  },
+  'test-runner': {
+    salient: [
+      ['node-test-fail', /^ {4}not ok \d+ - applies the discount/],
+      ['node-test-fail-spec', /^ {4}AssertionError \[ERR_ASSERTION\]: /],
+      ['vitest-fail', /^ × .* applies the discount before tax/],
+      ['vitest-fail', /^ FAIL {2}/],
+      ['vitest-fail', /^AssertionError: expected 1240 to be 1250/],
+      ['vitest-fail', /^ {3}→ expected 1240 to be 1250/],
+      ['cargo-test-fail', /^test tests::applies_the_discount_before_tax \.\.\. FAILED$/],
+    ],
+    quiet: [
+      ['node-test-ok', /^# fail 0$/],
+      ['node-test-ok', /^ {4}ok \d+ - reports an error for unterminated strings$/],
+      ['node-test-ok', /^ {4}ok \d+ - collects failed assertions into one report$/],
+      ['node-test-fail-spec', /^ {2}✔ keeps line numbers after a failure/],
+      ['vitest-ok', /^ ✓ .* formats error messages with the file name/],
+      ['vitest-ok', /^ ✓ .* does not fail when the cache is cold/],
+      ['vitest-ok', /^ {6}Tests {2}\d+ passed/],
+      ['python-ok', /^test_reports_an_error_for_unterminated_strings .* \.\.\. ok$/],
+      ['cargo-test-fail', /^test result: ok\. \d+ passed; 0 failed;/],
+    ],
+  },
+  traceback: {
+    salient: [
+      ['python-fail', /^Traceback \(most recent call last\):$/],
+      ['python-fail', /^ValueError: /],
+      ['python-fail', /^IngestError: /],
+      ['npm-fail', /^TypeError: /],
+      ['java-fail', /^Exception in thread "worker-2" /],
+      ['java-fail', /^Exception in thread "main" /],
+    ],
+    quiet: [
+      ['node-test-ok', /^ {4}ok \d+ - throws a TypeError for non-string input$/],
+      ['python-ok', /^test_throws_a_typeerror_for_non_string_input .* \.\.\. ok$/],
+      ['java-fail', /^worker-0: batch 00 settled, \d+ cents, 0 exceptions$/],
+      ['vitest-ok', /^ ✓ .* throws a TypeError for non-string input/],
+    ],
+  },
+  panic: {
+    salient: [
+      ['rust-panic', /^thread 'worker-2' panicked at /],
+      ['rust-panic', /^thread 'main' panicked at /],
+      ['cargo-test-fail', /^thread 'tests::applies_the_discount_before_tax' panicked at /],
+      ['cargo-test-fail', /^assertion `left == right` failed$/],
+    ],
+    quiet: [
+      ['cargo-test-fail', /^test tests::no_panic_on_empty_input \.\.\. ok$/],
+      ['cargo-test-fail', /^test result: ok\. \d+ passed; 0 failed;/],
+      ['rust-panic', /^worker-1: batch 39 ok, checksum/],
+      ['cargo-test-fail', /^ {5}Running unittests src\/lib\.rs/],
+    ],
+  },
+  signal: {
+    salient: [
+      ['segfault', /^Segmentation fault/],
+      ['abort', /^Aborted/],
+      ['abort', /^crunch: crunch\.c:\d+: blocks: Assertion/],
+      ['killed', /^Killed$/],
+    ],
+    quiet: [
+      ['node-test-ok', /^ {4}ok \d+ - kills the child process on timeout$/],
+      ['node-test-ok', /^ {4}ok \d+ - marks aborted uploads as retryable$/],
+      ['vitest-ok', /^ ✓ .* kills the child process on timeout/],
+      ['git-fail', /^[0-9a-f]{7} Handle killed workers in the supervisor$/],
+      ['git-fail', /^[0-9a-f]{7} Add abort signal to uploads$/],
+    ],
+  },
+  npm: {
+    salient: [
+      ['npm-fail', /^npm error Lifecycle script `build` failed with error:$/],
+      ['npm-fail', /^npm error code 1$/],
+      ['npm-fail', /^npm error command failed$/],
+      ['npm-missing-script', /^npm error Missing script: "lint"$/],
+    ],
+    quiet: [
+      ['npm-fail', /^npm warn Unknown project config "cache-min"/],
+      ['npm-fail', /^> @acme\/errors@1\.4\.0 build$/],
+      ['npm-fail', /^built 5 files into dist\/ \(0 errors\)$/],
+      ['npm-missing-script', /^5 files linted: 0 problems \(0 errors, 0 warnings\)$/],
+    ],
+  },
+  make: {
+    salient: [
+      ['make-gcc-fail', /^make\[1\]: \*\*\* \[Makefile:\d+: heap\.o\] Error 1$/],
+      ['make-gcc-fail', /^make: \*\*\* \[Makefile:\d+: libparse\] Error 2$/],
+      ['make-gcc-fail', /^make\[1\]: Target 'all' not remade because of errors\.$/],
+      ['make-gcc-fail', /^make: Target 'all' not remade because of errors\.$/],
+    ],
+    quiet: [
+      ['make-gcc-ok', /^make\[1\]: Nothing to be done for 'all'\.$/],
+      ['make-gcc-ok', /^make\[1\]: Entering directory /],
+      ['make-gcc-ok', /^make\[1\]: Leaving directory /],
+      ['make-gcc-ok', /-c -o error_codes\.o error_codes\.c$/],
+      ['make-gcc-ok', /^ar rcs libcore\.a /],
+    ],
+  },
+  fatal: {
+    salient: [
+      ['git-fail', /^fatal: 'origin' does not appear to be a git repository$/],
+      ['git-fail', /^fatal: Could not read from remote repository\.$/],
+      ['git-not-a-repo', /^fatal: not a git repository/],
+    ],
+    quiet: [
+      ['git-fail', /^[0-9a-f]{7} Treat a missing cache as non-fatal$/],
+      ['git-fail', /^[0-9a-f]{7} Log fatal errors with the request id$/],
+      ['node-test-ok', /^ {4}ok \d+ - treats warnings as non-fatal$/],
+      ['python-ok', /^test_treats_warnings_as_non_fatal .* \.\.\. ok$/],
+    ],
+  },
+  'generic-error': {
+    salient: [
+      ['python-fail', /^ERROR:ingest:/],
+      ['cargo-test-fail', /^error: test failed, to rerun pass /],
+      ['cargo-test-fail', /^error: 1 target failed:$/],
+      ['npm-fail', /^npm error Lifecycle script `build` failed with error:$/],
+    ],
+    quiet: [
+      ['python-ok', /^checked 40 files: 0 errors, 2 warnings$/],
+      ['python-ok', /^errors: 0$/],
+      ['python-ok', /^no errors found$/],
+      ['python-fail', /^INFO:ingest:ingested 20 rows$/],
+      ['python-fail', /^INFO:fetch:batch 1: \d+\/\d+ rows, 0 errors$/],
+      ['git-fail', /^[0-9a-f]{7} Fix error handling in retry loop$/],
+      ['npm-fail', /^built 5 files into dist\/ \(0 errors\)$/],
+      ['python-ok', /DeprecationWarning: /],
+    ],
+  },
+}
+
+const logs = {}
+const manifest = fs.readFileSync(manifestFile, 'utf8').trim().split('\n').map((l) => l.split('\t'))
+let problems = 0
+const complain = (msg) => { problems++; console.error(`PROBLEM: ${msg}`) }
+
+const rows = []
+for (const [name, tool, code, command] of manifest) {
+  const text = fs.readFileSync(path.join(outDir, `${name}.log`), 'utf8')
+  const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n')
+  logs[name] = lines
+  if (!(name in EXPLAINS)) { complain(`${name}: no entry in EXPLAINS`); continue }
+  const spec = EXPLAINS[name]
+  const failed = spec !== null
+  const explains = []
+  const at = []
+  for (const re of spec ?? []) {
+    const hits = lines.map((l, i) => [l, i + 1]).filter(([l]) => re.test(l))
+    if (hits.length === 0) complain(`${name}: nothing matches ${re}`)
+    for (const [l, n] of hits) {
+      if (!explains.includes(l)) explains.push(l)
+      at.push(n)
+    }
+  }
+  at.sort((a, b) => a - b)
+  const exitCode = Number(code)
+  if (failed && exitCode === 0) complain(`${name}: failed but exit code 0`)
+  if (!failed && exitCode !== 0) complain(`${name}: expected success, exit code ${exitCode}`)
+  if (lines.length < 150) complain(`${name}: only ${lines.length} lines`)
+  if (text.length < 6000) complain(`${name}: only ${text.length} characters`)
+  if (Buffer.byteLength(text) > 200 * 1024) complain(`${name}: larger than 200 KB`)
+  const lo = lines.length * 0.15, hi = lines.length * 0.85
+  const middle = at.filter((n) => n > lo && n <= hi)
+  if (failed && middle.length === 0) complain(`${name}: no explaining line in the middle 70%`)
+  if (/\/tmp\/|\/root\//.test(text)) complain(`${name}: a machine path is left in the log`)
+  fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify({ tool, command, exitCode, failed, explains }, null, 2) + '\n')
+  rows.push([name, String(exitCode), String(lines.length), String(text.length),
+    failed ? at.map((n) => `${n} (${Math.round((100 * n) / lines.length)}%)`).join(', ') : '-'])
+}
+
+const cases = {}
+for (const [group, kinds] of Object.entries(CASES)) {
+  cases[group] = {}
+  for (const kind of ['salient', 'quiet']) {
+    cases[group][kind] = []
+    for (const [log, re] of kinds[kind]) {
+      const line = (logs[log] ?? []).find((l) => re.test(l))
+      if (line === undefined) complain(`cases ${group}/${kind}: nothing in ${log} matches ${re}`)
+      else if (!cases[group][kind].includes(line)) cases[group][kind].push(line)
+    }
+  }
+}
+fs.writeFileSync(casesFile, JSON.stringify(cases, null, 2) + '\n')
+
+const head = ['name', 'exit', 'lines', 'chars', 'explaining lines (line number, % of log)']
+const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+const fmt = (r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')
+console.log(fmt(head))
+for (const r of rows) console.log(fmt(r))
+console.log()
+for (const [group, kinds] of Object.entries(cases)) console.log(`cases ${group}: ${kinds.salient.length} salient, ${kinds.quiet.length} quiet`)
+if (problems > 0) {
+  console.error(`${problems} problem(s)`)
+  process.exit(1)
+}
+EOF
+
+node "$SCRATCH/finish.mjs" "$OUT" "$HERE/cases.json" "$SCRATCH/manifest.tsv"
