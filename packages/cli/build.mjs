@@ -8,27 +8,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-await build({
-  entryPoints: ["dist/main.js"],
-  outfile: "dist/spillway.cjs",
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  minify: true,
-  legalComments: "none"
-})
+const bundle = (entry, outfile) =>
+  build({ entryPoints: [entry], outfile, bundle: true, platform: "node", format: "cjs", target: "node20", minify: true, legalComments: "none" })
 
-await build({
-  entryPoints: ["dist/fastRead.js"],
-  outfile: "dist/read.cjs",
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  minify: true,
-  legalComments: "none"
-})
+await bundle("dist/main.js", "dist/spillway.cjs")
+await bundle("dist/fastRead.js", "dist/read.cjs")
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))

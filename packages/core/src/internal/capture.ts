@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer"
 import { Clock, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
 import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
@@ -40,17 +41,7 @@ const randomHex = () => {
   return ((b[0]! << 16) | (b[1]! << 8) | b[2]!) / 0x1000000
 }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
-  if (chunks.length === 1) return chunks[0]!
-  const total = chunks.reduce((n, c) => n + c.length, 0)
-  const out = new Uint8Array(total)
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.length
-  }
-  return out
-}
+const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
 
 const BATCH_BYTES = 1 << 20
 
