@@ -10,12 +10,15 @@ import * as Options from "@effect/cli/Options"
 import * as Proc from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Spill } from "@spillway/core"
-import { Effect, Option, Stream } from "effect"
+import { Duration, Effect, Exit, Option, Stream } from "effect"
 import * as Os from "node:os"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { readHint } from "./Hints.js"
 import { Exit2, exitCode, type Output } from "./Output.js"
+
+/** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
+const KILL_GRACE = Duration.seconds(3)
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
 
@@ -36,7 +39,7 @@ const statusOf = (e: { readonly message: string }): number | undefined => {
 /**
  * Output streams through many short-lived buffers, which V8 frees only when
  * it collects garbage, by default after some 64 MiB of them. A young-generation
- * collection every 16 MiB of output keeps the command's memory flat and costs
+ * collection every 4 MiB of output keeps the command's memory flat and costs
  * about a millisecond each.
  */
 const collectEvery = (() => {
@@ -95,9 +98,25 @@ const run = Command.make(
             })
           )
         )
+        // Interrupted (Ctrl-C): SIGTERM the command's process group, then SIGKILL
+        // it if it has not ended after a grace period.
+        yield* Effect.addFinalizer((exit) =>
+          Exit.isInterrupted(exit)
+            ? proc.kill("SIGTERM").pipe(
+              // finalizers run uninterruptibly; the wait must be interruptible for the timeout to end it
+              Effect.interruptible,
+              Effect.timeout(KILL_GRACE),
+              Effect.catchAll(() => proc.kill("SIGKILL")),
+              Effect.ignore
+            )
+            : Effect.void
+        )
         yield* Stream.merge(proc.stdout, proc.stderr).pipe(
           Stream.runForEach((chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length))),
-          Effect.orElse(() => Effect.void)
+          // say so in the output itself rather than lose the rest silently
+          Effect.catchAll((e) =>
+            capture.write(new TextEncoder().encode(`\n[spillway: reading the command's output failed: ${e.message}]\n`))
+          )
         )
         const status = yield* proc.exitCode.pipe(
           Effect.map((code) => code as number),

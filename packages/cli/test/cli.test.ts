@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -176,6 +176,26 @@ describe("spillway run", () => {
     expect(page).toMatchObject({ offset: 2, lines: 1, text: "step 2 of the build\n", nextOffset: 3, totalLines: 3000 })
     const g = JSON.parse(spillway(dir, ["grep", "--json", "step 2999 ", o.filename]).stdout)
     expect(g.matches).toEqual([{ line: 2999, text: "step 2999 of the build", cut: false }])
+  })
+})
+
+describe("interruption", () => {
+  it("kills a command that ignores SIGTERM after a grace period when spillway is interrupted", async () => {
+    const dir = tempDir()
+    const marker = `stubborn-${process.pid}-${Date.now()}`
+    const child = spawn(process.execPath, [bin, "run", "-c", `trap '' TERM; echo started; sleep 60; : ${marker}`], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    await new Promise((r) => setTimeout(r, 700))
+    const started = Date.now()
+    child.kill("SIGINT")
+    const status = await new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+    expect(status).toBe(130)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    // the shell and its sleep are gone
+    const left = spawnSync("pgrep", ["-f", marker]).stdout.toString().trim()
+    expect(left).toBe("")
   })
 })
 
