@@ -15,8 +15,8 @@
 #
 # Needs: node 20 + npm/npx (typescript@5.9.3 and vitest@3.2.7 are fetched by
 # npx), gcc, make, python3, rustc + cargo, javac + java, git.
-# Timings, dates and hashes in the logs change from run to run; nothing else
-# should.
+# Between runs only timings, clock times, thread ids, build hashes and the
+# interleaving of concurrent output change.
 
 set -u
 
@@ -31,7 +31,7 @@ TSC="npx -y -p typescript@5.9.3 tsc"
 VITEST="npx -y vitest@3.2.7"
 
 # The same output whoever runs this.
-unset CI FORCE_COLOR NO_COLOR NODE_OPTIONS PYTHONUNBUFFERED RUST_BACKTRACE CARGO_TERM_COLOR
+unset CI FORCE_COLOR NO_COLOR NODE_OPTIONS PYTHONUNBUFFERED RUST_BACKTRACE CARGO_TERM_COLOR CARGO_TARGET_DIR
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES="$SCRATCH"
 export GIT_AUTHOR_NAME="Dev" GIT_AUTHOR_EMAIL="dev@example.com" GIT_COMMITTER_NAME="Dev" GIT_COMMITTER_EMAIL="dev@example.com"
@@ -166,7 +166,7 @@ capture tsc-fail tsc "$TSC -b --verbose"
 
 scenario tsc-ok
 make_ts_workspace 0
-capture tsc-ok tsc "timeout 15 $TSC -p packages/error-handling --watch --preserveWatchOutput; $TSC -b --verbose"
+capture tsc-ok tsc "timeout 15 $TSC -p packages/settings --watch --preserveWatchOutput; $TSC -b --verbose"
 
 ###########################################################################
 # node --test: 150 tests in 10 files, TAP (the default when piped) and spec.
@@ -232,7 +232,7 @@ make_vitest_files() { # make_vitest_files DIR PREFIX FILES FAILING(0|1)
       names_from $((k * 7)) 10 | while IFS= read -r name; do
         j=$((j + 1))
         if [ "$4" = 1 ] && [ "$f" = totals ] && [ $j = 5 ]; then
-          echo "  test('applies the discount before tax', () => {"
+          echo "  test('applies the loyalty discount before tax', () => {"
           echo "    const lines = [{ price: 400, qty: 2 }, { price: 450, qty: 1 }]"
           echo "    expect(total(lines) - 10).toBe(1250)"
           echo "  })"
@@ -424,7 +424,7 @@ for mod in parser totals uploads retry locale; do
     echo "import unittest"
     echo
     echo
-    echo "class $(echo "$mod" | sed 's/^./\U&/')Tests(unittest.TestCase):"
+    echo "class $(echo "$mod" | awk '{ print toupper(substr($0, 1, 1)) substr($0, 2) }')Tests(unittest.TestCase):"
     names_from $((k * 5)) 30 | awk '{ gsub(/[^A-Za-z0-9]+/, "_"); print tolower($0) }' | awk '!seen[$0]++' | while IFS= read -r t; do
       echo "    def test_$t(self):"
       echo "        self.assertEqual(sum([$k, 1]), $((k + 1)))"
@@ -446,7 +446,7 @@ print(f"checked {len(files)} files: 0 errors, {warned} warnings")
 print("errors: 0")
 print("no errors found")
 EOF
-capture python-ok python "python3 -m unittest discover -v -s tests && python3 -W default tools/validate.py"
+capture python-ok python "python3 -m unittest discover -v -s tests && python3 -u -W default tools/validate.py"
 
 ###########################################################################
 # rustc: four worker threads, one panics; main joins them.
@@ -468,9 +468,9 @@ fn main() {
         let handle = thread::Builder::new()
             .name(format!("worker-{w}"))
             .spawn(move || {
-                for batch in 0..40u64 {
+                for batch in 0..48u64 {
                     thread::sleep(Duration::from_millis(12 + 3 * w));
-                    let start = ((batch * (w + 1)) % 49) as usize + if w == 2 && batch == 20 { 9 } else { 0 };
+                    let start = ((batch * (w + 1)) % 49) as usize + if w == 2 && batch == 20 { 40 } else { 0 };
                     let window = &data[start..start + 16];
                     println!("worker-{w}: batch {batch:02} ok, checksum {:08x}", checksum(window));
                 }
@@ -481,11 +481,37 @@ fn main() {
     }
     for handle in workers {
         let w = handle.join().expect("worker thread panicked");
-        println!("worker-{w}: finished 40 batches");
+        println!("worker-{w}: finished 48 batches");
     }
 }
 EOF
 capture rust-panic rustc "rustc -O main.rs && ./main"
+
+###########################################################################
+# rustc: a converter whose main returns Err for one input in a shell loop.
+###########################################################################
+scenario rust-error
+cat > convert.rs <<'EOF'
+use std::error::Error;
+use std::fs;
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let path = std::env::args().nth(1).ok_or("usage: convert FILE")?;
+    let text = fs::read_to_string(&path)?;
+    println!("{path}: reading {} bytes", text.len());
+    let celsius: f64 = text.trim().parse()?;
+    println!("{path}: {celsius:.1} C = {:.1} F", celsius * 9.0 / 5.0 + 32.0);
+    Ok(())
+}
+EOF
+rustc -O convert.rs
+mkdir -p readings
+for i in $(seq 1 80); do
+  value="$((i % 35)).$((i % 10))"
+  [ "$i" = 39 ] && value="12,5"
+  echo "$value" > "$(printf 'readings/sensor-%03d.txt' "$i")"
+done
+capture rust-error rustc "status=0; for f in readings/*.txt; do ./convert \"\$f\" || status=1; done; exit \$status"
 
 ###########################################################################
 # cargo test: a workspace of three crates, one failing test.
@@ -518,6 +544,11 @@ for c in accounts ledger reports; do
         echo "        assert_eq!(total(&[1, 2, 3]), 6);"
         echo "    }"
       fi
+      echo
+      echo "    #[test]"
+      echo "    fn ${t}_in_bulk() {"
+      echo "        assert_eq!(total(&[2; 100]), 200);"
+      echo "    }"
     done
     echo
     echo "    #[test]"
@@ -544,12 +575,12 @@ struct customer {
   double credit;
 };
 
-static struct customer table[80];
-static char names[80][16];
+static struct customer table[100];
+static char names[100][16];
 
 static struct customer *find(int id)
 {
-  for (int i = 0; i < 80; i++)
+  for (int i = 0; i < 100; i++)
     if (table[i].id == id)
       return &table[i];
   return NULL;
@@ -558,7 +589,7 @@ static struct customer *find(int id)
 int main(int argc, char **argv)
 {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  for (int i = 0; i < 80; i++) {
+  for (int i = 0; i < 100; i++) {
     snprintf(names[i], sizeof names[i], "cust-%04d", 1000 + i);
     table[i] = (struct customer){ i == 43 ? 9999 : 1000 + i, names[i], 25.0 * i };
   }
@@ -601,9 +632,9 @@ int main(int argc, char **argv)
 EOF
 gcc -O0 -g -o crunch crunch.c
 mkdir -p input
-for i in $(seq 1 80); do
+for i in $(seq 1 100); do
   size=$(( (i * 397) % 4000 + 64 ))
-  [ "$i" = 38 ] && size=5120
+  [ "$i" = 47 ] && size=5120
   head -c "$size" /dev/zero > "$(printf 'input/part-%03d.dat' "$i")"
 done
 capture abort sh "ulimit -c unlimited; status=0; for f in input/*.dat; do ./crunch \"\$f\" || status=1; done; exit \$status"
@@ -617,14 +648,14 @@ int main(int argc, char **argv)
 {
   setvbuf(stdout, NULL, _IOLBF, 0);
   int tile = atoi(argv[1]);
-  printf("tile %d: rendering\n", tile);
+  printf("tile %d: rendering 256x256 region at (%d, %d), 4 samples per pixel\n", tile, (tile % 10) * 256, (tile / 10) * 256);
   double err = 1.0;
   long iterations = 0;
   while (err > 1e-9) {
     err = tile == 41 ? err : err * 0.5;
     iterations++;
   }
-  printf("tile %d: converged after %ld iterations\n", tile, iterations);
+  printf("tile %d: converged after %ld iterations, residual below 1e-9\n", tile, iterations);
   return 0;
 }
 EOF
@@ -636,7 +667,7 @@ capture killed sh "status=0; for i in \$(seq 1 80); do timeout -s KILL 3 ./rende
 ###########################################################################
 make_npm_workspace() { # make_npm_workspace FAILING_PACKAGE NO_LINT_PACKAGE
   printf '{\n  "name": "acme",\n  "private": true,\n  "workspaces": ["packages/*"]\n}\n' > package.json
-  printf 'cache-min=3600\n' > .npmrc
+  printf 'always-auth=false\n' > .npmrc
   for p in analytics api auth billing cli config docs emails errors ledger mobile payments search web; do
     mkdir -p "packages/$p/src"
     if [ "$p" = "$2" ]; then
@@ -645,7 +676,7 @@ make_npm_workspace() { # make_npm_workspace FAILING_PACKAGE NO_LINT_PACKAGE
       scripts='"build": "node build.js", "lint": "node lint.js"'
     fi
     printf '{\n  "name": "@acme/%s",\n  "version": "1.4.0",\n  "scripts": { %s }\n}\n' "$p" "$scripts" > "packages/$p/package.json"
-    for f in index routes model store view; do echo "export const $f = '$p'" > "packages/$p/src/$f.js"; done
+    for f in index routes model store view api utils types; do echo "export const $f = '$p'" > "packages/$p/src/$f.js"; done
     cat > "packages/$p/build.js" <<'EOF'
 const fs = require('node:fs')
 const path = require('node:path')
@@ -657,7 +688,7 @@ EOF
     cat > "packages/$p/lint.js" <<'EOF'
 const fs = require('node:fs')
 const files = fs.readdirSync('src').sort()
-for (const f of files) console.log(`  src/${f}: clean`)
+for (const f of files) console.log(`  src/${f}: clean (no-unused-vars, no-undef, eqeqeq, prefer-const)`)
 console.log(`${files.length} files linted: 0 problems (0 errors, 0 warnings)`)
 EOF
   done
@@ -708,7 +739,7 @@ public class Main {
     for (int w = 0; w < 4; w++) {
       final int worker = w;
       Thread t = new Thread(() -> {
-        for (int batch = 0; batch < 40; batch++) {
+        for (int batch = 0; batch < 48; batch++) {
           try {
             Thread.sleep(12 + 3 * worker);
           } catch (InterruptedException e) {
@@ -771,7 +802,7 @@ for r in accounts api auth billing docs emails ledger mobile payments search web
   git init -q --bare "remotes/$r.git"
   [ "$r" = emails ] || git -C "repos/$r" remote add origin "$SCRATCH/git-fail/remotes/$r.git"
 done
-capture git-fail git "status=0; for r in repos/*; do echo \"== \$r\"; git -C \"\$r\" log --oneline -n 12 && git -C \"\$r\" push origin main || status=1; done; exit \$status"
+capture git-fail git "status=0; for r in repos/*; do echo \"== \$r\"; git -C \"\$r\" log --oneline -n 15 && git -C \"\$r\" push origin main || status=1; done; exit \$status"
 
 scenario git-not-a-repo
 s=0
@@ -779,7 +810,7 @@ for r in accounts api auth billing docs emails ledger mobile payments search web
   s=$((s + 1))
   if [ "$r" = emails ]; then mkdir -p "$r"; echo "notes" > "$r/README"; else make_git_repo "$r" "$s"; fi
 done
-capture git-not-a-repo git "status=0; for d in */; do echo \"== \$d\"; git -C \"\$d\" log --oneline -n 14 || status=1; done; exit \$status"
+capture git-not-a-repo git "status=0; for d in */; do echo \"== \$d\"; git -C \"\$d\" log --format='%h %ad %s' --date=short -n 15 || status=1; done; exit \$status"
 
 ###########################################################################
 # JSON beside each log, cases.json, and the table.
@@ -797,14 +828,15 @@ const EXPLAINS = {
   'node-test-fail': [/^ {4}not ok \d+ - applies the discount/, /^ {8}Expected values to be strictly equal:$/, /^ {8}1240 !== 1250$/],
   'node-test-fail-spec': [/^ {2}✖ applies the discount to every line item/, /^ {4}AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:$/, /^ {4}1240 !== 1250$/],
   'node-test-ok': null,
-  'vitest-fail': [/^ × .* applies the discount before tax/, /^ {3}→ expected 1240 to be 1250/, /^ FAIL {2}.* applies the discount before tax$/, /^AssertionError: expected 1240 to be 1250/],
+  'vitest-fail': [/^ × .* applies the loyalty discount before tax/, /^ {3}→ expected 1240 to be 1250/, /^ FAIL {2}.* applies the loyalty discount before tax$/, /^AssertionError: expected 1240 to be 1250/],
   'vitest-ok': null,
   'make-gcc-fail': [/^heap\.c:\d+:\d+: error: /, /^make\[1\]: \*\*\* \[Makefile:\d+: heap\.o\] Error 1$/, /^make: \*\*\* \[Makefile:\d+: libparse\] Error 2$/],
   'make-gcc-ok': null,
   'python-fail': [/^ERROR:ingest:/, /^Traceback \(most recent call last\):$/, /^ValueError: /, /^IngestError: /],
   'python-ok': null,
-  'rust-panic': [/^thread 'worker-2' panicked at /, /^range end index \d+ out of range/],
-  'cargo-test-fail': [/^---- tests::applies_the_discount_before_tax stdout ----$/, /^thread 'tests::applies_the_discount_before_tax' panicked at /, /^assertion `left == right` failed$/, /^ {2}left: 1240$/, /^ right: 1250$/, /^error: test failed, to rerun pass `-p ledger --lib`$/],
+  'rust-panic': [/^thread 'worker-2' (\(\d+\) )?panicked at /, /^range end index \d+ out of range/],
+  'rust-error': [/^Error: ParseFloatError/],
+  'cargo-test-fail': [/^---- tests::applies_the_discount_before_tax stdout ----$/, /^thread 'tests::applies_the_discount_before_tax' (\(\d+\) )?panicked at /, /^assertion `left == right` failed$/, /^ {2}left: 1240$/, /^ right: 1250$/, /^error: test failed, to rerun pass `-p ledger --lib`$/],
   'segfault': [/^Segmentation fault/],
   'abort': [/^crunch: crunch\.c:\d+: blocks: Assertion/, /^Aborted/],
   'killed': [/^Killed$/],
@@ -838,7 +870,7 @@ const CASES = {
     salient: [
       ['node-test-fail', /^ {4}not ok \d+ - applies the discount/],
       ['node-test-fail-spec', /^ {4}AssertionError \[ERR_ASSERTION\]: /],
-      ['vitest-fail', /^ × .* applies the discount before tax/],
+      ['vitest-fail', /^ × .* applies the loyalty discount before tax/],
       ['vitest-fail', /^ FAIL {2}/],
       ['vitest-fail', /^AssertionError: expected 1240 to be 1250/],
       ['vitest-fail', /^ {3}→ expected 1240 to be 1250/],
@@ -874,9 +906,9 @@ const CASES = {
   },
   panic: {
     salient: [
-      ['rust-panic', /^thread 'worker-2' panicked at /],
-      ['rust-panic', /^thread 'main' panicked at /],
-      ['cargo-test-fail', /^thread 'tests::applies_the_discount_before_tax' panicked at /],
+      ['rust-panic', /^thread 'worker-2' (\(\d+\) )?panicked at /],
+      ['rust-panic', /^thread 'main' (\(\d+\) )?panicked at /],
+      ['cargo-test-fail', /^thread 'tests::applies_the_discount_before_tax' (\(\d+\) )?panicked at /],
       ['cargo-test-fail', /^assertion `left == right` failed$/],
     ],
     quiet: [
@@ -909,10 +941,10 @@ const CASES = {
       ['npm-missing-script', /^npm error Missing script: "lint"$/],
     ],
     quiet: [
-      ['npm-fail', /^npm warn Unknown project config "cache-min"/],
+      ['npm-fail', /^npm warn Unknown project config "always-auth"/],
       ['npm-fail', /^> @acme\/errors@1\.4\.0 build$/],
-      ['npm-fail', /^built 5 files into dist\/ \(0 errors\)$/],
-      ['npm-missing-script', /^5 files linted: 0 problems \(0 errors, 0 warnings\)$/],
+      ['npm-fail', /^built 8 files into dist\/ \(0 errors\)$/],
+      ['npm-missing-script', /^8 files linted: 0 problems \(0 errors, 0 warnings\)$/],
     ],
   },
   make: {
@@ -948,7 +980,7 @@ const CASES = {
       ['python-fail', /^ERROR:ingest:/],
       ['cargo-test-fail', /^error: test failed, to rerun pass /],
       ['cargo-test-fail', /^error: 1 target failed:$/],
-      ['npm-fail', /^npm error Lifecycle script `build` failed with error:$/],
+      ['rust-error', /^Error: ParseFloatError/],
     ],
     quiet: [
       ['python-ok', /^checked 40 files: 0 errors, 2 warnings$/],
@@ -957,7 +989,7 @@ const CASES = {
       ['python-fail', /^INFO:ingest:ingested 20 rows$/],
       ['python-fail', /^INFO:fetch:batch 1: \d+\/\d+ rows, 0 errors$/],
       ['git-fail', /^[0-9a-f]{7} Fix error handling in retry loop$/],
-      ['npm-fail', /^built 5 files into dist\/ \(0 errors\)$/],
+      ['npm-fail', /^built 8 files into dist\/ \(0 errors\)$/],
       ['python-ok', /DeprecationWarning: /],
     ],
   },
@@ -971,7 +1003,7 @@ const complain = (msg) => { problems++; console.error(`PROBLEM: ${msg}`) }
 const rows = []
 for (const [name, tool, code, command] of manifest) {
   const text = fs.readFileSync(path.join(outDir, `${name}.log`), 'utf8')
-  const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n')
+  const lines = text.replace(/\r?\n$/, '').split(/\r?\n/)
   logs[name] = lines
   if (!(name in EXPLAINS)) { complain(`${name}: no entry in EXPLAINS`); continue }
   const spec = EXPLAINS[name]
@@ -996,7 +1028,7 @@ for (const [name, tool, code, command] of manifest) {
   const lo = lines.length * 0.15, hi = lines.length * 0.85
   const middle = at.filter((n) => n > lo && n <= hi)
   if (failed && middle.length === 0) complain(`${name}: no explaining line in the middle 70%`)
-  if (/\/tmp\/|\/root\//.test(text)) complain(`${name}: a machine path is left in the log`)
+  if (/\/tmp\/|\/root\/|\/work\//.test(text)) complain(`${name}: a machine path is left in the log`)
   fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify({ tool, command, exitCode, failed, explains }, null, 2) + '\n')
   rows.push([name, String(exitCode), String(lines.length), String(text.length),
     failed ? at.map((n) => `${n} (${Math.round((100 * n) / lines.length)}%)`).join(', ') : '-'])

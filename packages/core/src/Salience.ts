@@ -82,9 +82,9 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
   },
   {
     id: "test-fail-label",
-    description: "a test runner's FAIL/FAILED label (vitest, jest, pytest, go test)",
+    description: "a test runner's FAIL/FAILED label (vitest, jest, pytest, go test, cargo test's `... FAILED`)",
     anchors: ["FAIL"],
-    pattern: /^\s*(?:-{3} )?FAIL(?:ED)?\b|\bFAILED\b.*::/,
+    pattern: /^\s*(?:-{3} )?FAIL(?:ED)?\b|\bFAILED\b.*::|\.\.\. FAILED\b/,
     unless: ZERO_COUNT
   },
   {
@@ -97,8 +97,8 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
   {
     id: "assertion",
     description: "an assertion failure message",
-    anchors: ["Assertion", "expected"],
-    pattern: /\bAssertionError\b|\b[Aa]ssertion (?:failed|error)\b|^\s*(?:→ |Error: )?expected .+ to (?:be|equal|deeply equal|strictly equal|have|include|match|contain|throw)\b/,
+    anchors: ["Assertion", "assertion", "expected"],
+    pattern: /\bAssertionError\b|\b[Aa]ssertion (?:failed|error)\b|\b[Aa]ssertion [`'].*[`'] failed|^\s*(?:→ |Error: )?expected .+ to (?:be|equal|deeply equal|strictly equal|have|include|match|contain|throw)\b/,
     unless: PASSING
   },
   {
@@ -117,8 +117,8 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
   {
     id: "panic",
     description: "a Rust panic (`thread 'main' panicked at`) or a Go `panic:`",
-    anchors: ["' panicked", "panic: "],
-    pattern: /thread '[^']*' panicked at|^panic: /
+    anchors: ["panicked at", "panic: "],
+    pattern: /thread '[^']*'(?: \(\d+\))? panicked at|^panic: /
   },
   {
     id: "fatal-signal",
@@ -134,9 +134,9 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
   },
   {
     id: "make-error",
-    description: "make's `make: *** … Error 1`",
-    anchors: ["***"],
-    pattern: /^g?make(?:\[\d+\])?: \*\*\* /
+    description: "make's `make: *** … Error 1` and `not remade because of errors`",
+    anchors: ["***", "not remade"],
+    pattern: /^g?make(?:\[\d+\])?: \*\*\* |not remade because of errors/
   },
   {
     id: "fatal",
