@@ -9,7 +9,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Proc from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { Spill } from "@spillway/core"
+import { Secrets, Spill } from "@spillway/core"
 import { Duration, Effect, Exit, Option, Stream } from "effect"
 import * as Os from "node:os"
 import * as V8 from "node:v8"
@@ -83,6 +83,11 @@ const run = Command.make(
         return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
       }
       if (maxChars < 200) return yield* new Exit2({ message: `--max-chars must be 200 or more, got ${maxChars}` })
+      // say which secret-looking environment values cannot be masked, rather than leave them silently
+      const skipped = Secrets.skippedValuesFromEnv(process.env)
+      if (skipped.length > 0) {
+        yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
+      }
       const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
       const command = Option.isSome(shell)
         ? Proc.make("/bin/sh", "-c", shell.value)

@@ -157,6 +157,13 @@ describe("spillway run", () => {
     expect(file.startsWith(`key=${"*".repeat(secret.length)}\n`)).toBe(true)
   })
 
+  it("warns about secret-looking environment values too short to mask", () => {
+    const r = spillway(tempDir(), ["run", "--", "true"], { SHORT_TOKEN: "abc" })
+    expect(r.status).toBe(0)
+    expect(r.stderr).toBe("spillway: not masking a line of SHORT_TOKEN (shorter than 8 bytes)\n")
+    expect(r.stderr).not.toContain("abc")
+  })
+
   it("still prints a marked cut when the spill directory cannot be written", () => {
     const base = tempDir()
     Fs.writeFileSync(Path.join(base, "not-a-dir"), "")

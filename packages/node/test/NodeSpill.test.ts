@@ -3,7 +3,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
 import { NodeSpillStore } from "@spillway/node"
-import { Effect, Exit, FastCheck as fc, Layer } from "effect"
+import { Clock, Effect, Exit, FastCheck as fc, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -295,6 +295,24 @@ describe("grepSpill", () => {
     }
     const huge = await run(dir, Spill.grepSpill("^x+", kept.filename!))
     expect(huge.matches.map((m) => [m.line, m.cut, m.text.length])).toEqual([[70_001, true, 2000]])
+  })
+
+  it("stops at its deadline and says at which line", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(300_000), 0))
+    // a clock that moves 3 s every time it is read: the 10 s deadline passes at the fourth block
+    let now = 0
+    const base = Clock.make()
+    const clock: Clock.Clock = Object.assign(Object.create(Object.getPrototypeOf(base)), base, {
+      currentTimeMillis: Effect.sync(() => (now += 3000))
+    })
+    const r = await run(dir, Spill.grepSpill("^line \\d+000 of", kept.filename!, { maxResults: 10_000 }).pipe(Effect.withClock(clock)))
+    expect(r.stoppedAtLine).toBeGreaterThan(1000)
+    expect(r.stoppedAtLine).toBeLessThan(300_000)
+    // every line before the stop was searched, none after it
+    expect(r.matches.map((m) => m.line)).toEqual(
+      Array.from({ length: Math.floor((r.stoppedAtLine! - 1) / 1000) }, (_, i) => (i + 1) * 1000)
+    )
   })
 
   it("refuses invalid and unsupported patterns", async () => {
