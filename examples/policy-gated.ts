@@ -2,7 +2,7 @@
  * A workflow that keeps a build's output and lets a reviewer read it back,
  * under a policy: saving is allowed, reading is allowed only for files this
  * workflow saved itself. Run it with `node examples/dist/policy-gated.js`
- * after `pnpm build`, or import `program` into your own host.
+ * after `pnpm build`, or import `program` and `layer` into your own host.
  */
 import { Command, CommandExecutor } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
@@ -29,7 +29,7 @@ export const program = (command: Command.Command) =>
   })
 
 /** Saving is allowed; reading only of files saved by this process. */
-const ownFilesOnly = () => {
+export const ownFilesOnly = () => {
   const saved = new Set<string>()
   return SpillPolicy.fromFunction((op) => {
     if (op._tag === "spill/write") {
@@ -40,13 +40,19 @@ const ownFilesOnly = () => {
   })
 }
 
-const layer = NodeSpill.layerWithout().pipe(
-  Layer.provide(ownFilesOnly()),
-  Layer.provide(Secrets.layerFromEnv),
-  Layer.merge(NodeContext.layer)
-)
+/** The capabilities the workflow needs: spill read and write under the policy, and process spawning. */
+export const layer = (options: NodeSpill.Options = {}) =>
+  NodeSpill.layerWithout(options).pipe(
+    Layer.provide(ownFilesOnly()),
+    Layer.provide(Secrets.layerFromEnv),
+    Layer.merge(NodeContext.layer)
+  )
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const command = Command.make("sh", "-c", "for i in $(seq 1 3000); do echo \"compiling unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1")
-  Effect.runPromise(program(command).pipe(Effect.provide(layer)))
+  const command = Command.make(
+    "sh",
+    "-c",
+    "for i in $(seq 1 3000); do echo \"compiling unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1"
+  )
+  Effect.runPromise(program(command).pipe(Effect.provide(layer())))
 }
