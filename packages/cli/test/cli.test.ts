@@ -29,7 +29,7 @@ const noisy = (n: number) => `for i in $(seq 1 ${n}); do echo "step $i of the bu
 describe("spillway run", () => {
   it("prints short output exactly and exits with the command's status", () => {
     const dir = tempDir()
-    const r = spillway(dir, ["run", "-c", "echo hello; echo world >&2; exit 3"])
+    const r = spillway(dir, ["run", "-c", "echo hello; sleep 0.2; echo world >&2; exit 3"])
     expect(r.status).toBe(3)
     expect(r.stdout).toBe("hello\nworld\n")
     expect(Fs.existsSync(dir) ? Fs.readdirSync(dir) : []).toEqual([])
