@@ -7,11 +7,9 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Proc from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Secrets, Spill } from "@spillway/core"
-import { Duration, Effect, Exit, Option, Stream } from "effect"
-import * as Os from "node:os"
+import { NodeChild } from "@spillway/node"
+import { Duration, Effect, Option } from "effect"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { readHint } from "./Hints.js"
@@ -28,13 +26,6 @@ const cliHint = (filename: string, next: number) =>
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 const cliGrepHint = (pattern: string, filename: string) => `spillway grep ${shellQuote(pattern)} ${filename}`
-
-/** Maps a child's end to an exit status: its code, or 128+N when signal N killed it. */
-const statusOf = (e: { readonly message: string }): number | undefined => {
-  const signal = /signal: (SIG[A-Z0-9]+)/.exec(e.message)?.[1]
-  const n = signal !== undefined ? Os.constants.signals[signal as keyof typeof Os.constants.signals] : undefined
-  return n !== undefined ? 128 + n : undefined
-}
 
 /**
  * Output streams through many short-lived buffers, which V8 frees only when
@@ -89,43 +80,18 @@ const run = Command.make(
         yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
       }
       const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
-      const command = Option.isSome(shell)
-        ? Proc.make("/bin/sh", "-c", shell.value)
-        : Proc.make(argv[0]!, ...argv.slice(1))
-      const executor = yield* CommandExecutor.CommandExecutor
+      const [file, ...args] = Option.isSome(shell) ? ["/bin/sh", "-c", shell.value] : argv
       const kept = yield* Effect.scoped(Effect.gen(function*() {
         const capture = yield* spill.capture()
-        const proc = yield* executor.start(command.pipe(Proc.stdin(Stream.empty))).pipe(
-          Effect.mapError((e) =>
-            new Exit2({
-              status: 127,
-              message: `cannot start ${argv[0] ?? "/bin/sh"}: ${e.message}. Check the command's name and PATH.`
-            })
+        const status = yield* NodeChild.run(
+          file!,
+          args,
+          (chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length)),
+          { killGrace: KILL_GRACE }
+        ).pipe(
+          Effect.catchTag("SpawnError", (e) =>
+            new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` })
           )
-        )
-        // Interrupted (Ctrl-C): SIGTERM the command's process group, then SIGKILL
-        // it if it has not ended after a grace period.
-        yield* Effect.addFinalizer((exit) =>
-          Exit.isInterrupted(exit)
-            ? proc.kill("SIGTERM").pipe(
-              // finalizers run uninterruptibly; the wait must be interruptible for the timeout to end it
-              Effect.interruptible,
-              Effect.timeout(KILL_GRACE),
-              Effect.catchAll(() => proc.kill("SIGKILL")),
-              Effect.ignore
-            )
-            : Effect.void
-        )
-        yield* Stream.merge(proc.stdout, proc.stderr).pipe(
-          Stream.runForEach((chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length))),
-          // say so in the output itself rather than lose the rest silently
-          Effect.catchAll((e) =>
-            capture.write(new TextEncoder().encode(`\n[spillway: reading the command's output failed: ${e.message}]\n`))
-          )
-        )
-        const status = yield* proc.exitCode.pipe(
-          Effect.map((code) => code as number),
-          Effect.catchAll((e) => Effect.succeed(statusOf(e) ?? 1))
         )
         return yield* capture.finish(status)
       }))

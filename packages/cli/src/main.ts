@@ -5,7 +5,6 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
@@ -32,7 +31,6 @@ const services = Layer.mergeAll(
   Secrets.layerFromEnv,
   NodePath.layer,
   NodeTerminal.layer,
-  NodeCommandExecutor.layer,
   Layer.succeed(OutputTag, output)
 ).pipe(Layer.provideMerge(NodeFileSystem.layer))
 const layer = Layer.provideMerge(Spill.layerRead(options), services)

@@ -8,3 +8,5 @@
 export * as NodeSpill from "./NodeSpill.js"
 /** The spill directory on the real file system. */
 export * as NodeSpillStore from "./NodeSpillStore.js"
+/** Runs a child process and hands its merged output on in batches. */
+export * as NodeChild from "./NodeChild.js"
