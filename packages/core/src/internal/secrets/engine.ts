@@ -206,6 +206,25 @@ const STAR = 0x2a
 export const applyFindings = (source: Uint8Array, findings: Findings, from: number, to: number): Uint8Array => {
   const out = new Uint8Array(to - from)
   out.set(source.subarray(from, to))
+  maskInto(out, -from, source, findings, from, to)
+  return out
+}
+
+/** Masks `source[from, to)` in place and returns that part of it; for buffers the caller owns. */
+export const applyFindingsInPlace = (source: Uint8Array, findings: Findings, from: number, to: number): Uint8Array => {
+  maskInto(source, 0, source, findings, from, to)
+  return source.subarray(from, to)
+}
+
+// Writes the stars for `source[from, to)` into `target` at `i + shift`; reads only `source`.
+const maskInto = (
+  target: Uint8Array,
+  shift: number,
+  source: Uint8Array,
+  findings: Findings,
+  from: number,
+  to: number
+): void => {
   const ranges = findings.ranges
   const length = source.length
   for (let i = 0; i < ranges.length; i += 2) {
@@ -217,15 +236,14 @@ export const applyFindings = (source: Uint8Array, findings: Findings, from: numb
     for (let n = 0; n < 3 && end < length && (source[end] & 0xc0) === 0x80; n++) end++
     if (start < from) start = from
     if (end > to) end = to
-    if (end > start) out.fill(STAR, start - from, end - from)
+    if (end > start) target.fill(STAR, start + shift, end + shift)
   }
   for (const block of findings.blocks) {
     const start = Math.max(block.markerEnd, from)
     const end = Math.min(block.bodyEnd, to)
     for (let i = start; i < end; i++) {
       const byte = source[i]
-      if (byte !== 0x0a && byte !== 0x0d) out[i - from] = STAR
+      if (byte !== 0x0a && byte !== 0x0d) target[i + shift] = STAR
     }
   }
-  return out
 }

@@ -1,5 +1,5 @@
 import type { StreamMasker } from "../../Secrets.js"
-import { applyFindings, type Engine } from "./engine.js"
+import { applyFindingsInPlace, type Engine } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
 export const CONTEXT_BYTES = 8192
@@ -7,8 +7,8 @@ export const CONTEXT_BYTES = 8192
 const EMPTY = new Uint8Array(0)
 const NEWLINE = 0x0a
 
-const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
-  if (parts.length === 1 && parts[0].length === length) return parts[0]
+const concat = (parts: ReadonlyArray<Uint8Array>, length: number, copy = false): Uint8Array => {
+  if (!copy && parts.length === 1 && parts[0].length === length) return parts[0]
   const out = new Uint8Array(length)
   let offset = 0
   for (const part of parts) {
@@ -52,11 +52,31 @@ export const makeStreamMasker = (
   }
 
   const emit = (cut: number, final: boolean): Uint8Array => {
-    const pending = concat(chunks, pendingLength)
-    const combined = context.length === 0 ? pending : concat([context, pending], context.length + pending.length)
+    // One fresh buffer holds the context and everything pending, so the
+    // emitted part can be masked in place; what the next window needs is
+    // copied out first, since it must be the original bytes.
+    const combined = concat([context, ...chunks], context.length + pendingLength, true)
     const findings = engine.scan(combined)
     const at = context.length + cut
-    const out = applyFindings(combined, findings, context.length, at)
+
+    let nextContext: Uint8Array = EMPTY
+    let rest: Uint8Array = EMPTY
+    if (!final) {
+      const next: Array<Uint8Array> = []
+      for (const block of findings.blocks) {
+        if (block.markerEnd <= at && (block.closeStart === -1 || block.closeStart > at)) {
+          next.push(Buffer.from(`${block.marker}\n`, "latin1"))
+        }
+      }
+      if (combined[at - 1] !== NEWLINE) {
+        const lineStart = combined.lastIndexOf(NEWLINE, at - 1) + 1
+        next.push(combined.slice(Math.max(lineStart, at - CONTEXT_BYTES), at))
+      }
+      nextContext = next.length === 0 ? EMPTY : concat(next, next.reduce((sum, part) => sum + part.length, 0))
+      rest = combined.slice(at)
+    }
+
+    const out = applyFindingsInPlace(combined, findings, context.length, at)
     if (onMark !== undefined) {
       for (const mark of [...findings.marks].sort((a, b) => a - b)) {
         if (mark >= context.length && mark < at) onMark(emitted + mark - context.length)
@@ -67,20 +87,7 @@ export const makeStreamMasker = (
       reset()
       return out
     }
-
-    const next: Array<Uint8Array> = []
-    for (const block of findings.blocks) {
-      if (block.markerEnd <= at && (block.closeStart === -1 || block.closeStart > at)) {
-        next.push(Buffer.from(`${block.marker}\n`, "latin1"))
-      }
-    }
-    if (combined[at - 1] !== NEWLINE) {
-      const lineStart = combined.lastIndexOf(NEWLINE, at - 1) + 1
-      next.push(combined.slice(Math.max(lineStart, at - CONTEXT_BYTES), at))
-    }
-    context = next.length === 0 ? EMPTY : concat(next, next.reduce((sum, part) => sum + part.length, 0))
-
-    const rest = pending.slice(cut)
+    context = nextContext
     chunks = rest.length === 0 ? [] : [rest]
     pendingLength = rest.length
     lineLength = rest.length
@@ -90,12 +97,14 @@ export const makeStreamMasker = (
   const push = (chunk: Uint8Array): Uint8Array => {
     const length = chunk.length
     if (length === 0) return EMPTY
-    chunks.push(new Uint8Array(chunk))
     pendingLength += length
     const newline = chunk.lastIndexOf(NEWLINE)
     lineLength = newline === -1 ? lineLength + length : length - newline - 1
     let cut = pendingLength - lineLength
     if (lineLength > longLine) cut = Math.max(cut, pendingLength - CONTEXT_BYTES)
+    // a chunk kept for later is copied, since the caller may reuse its buffer;
+    // one emitted now is copied into the window that emit builds
+    chunks.push(cut <= 0 ? new Uint8Array(chunk) : chunk)
     return cut <= 0 ? EMPTY : emit(cut, false)
   }
 
