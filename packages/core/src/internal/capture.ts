@@ -4,28 +4,10 @@ import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
 import * as Salience from "../Salience.js"
 import type * as Secrets from "../Secrets.js"
+import type { KeptOutput, OutputCapture } from "../Spill.js"
 import type * as SpillPolicy from "../SpillPolicy.js"
 import * as SpillStore from "../SpillStore.js"
 import * as Utf8 from "../Utf8.js"
-
-/** @internal */
-export interface KeptOutput {
-  readonly text: string
-  readonly exitCode: number
-  readonly truncated: boolean
-  readonly totalLines: number
-  readonly totalBytes: number
-  readonly shown: ReadonlyArray<{ readonly from: number; readonly to: number }>
-  readonly filename?: string
-  readonly notSaved?: string
-  readonly salient?: Salience.Found
-}
-
-/** @internal */
-export interface OutputCapture {
-  readonly write: (chunk: Uint8Array) => Effect.Effect<void>
-  readonly finish: (exitCode: number) => Effect.Effect<KeptOutput>
-}
 
 /** @internal */
 export interface CaptureOptions {
