@@ -85,7 +85,7 @@ export interface ReadOptions {
 /** Which lines a read selects and where to continue. */
 export interface PageInfo {
   readonly filename: string
-  /** First line of the page (1-indexed); the file's line count plus one for an empty page at the end. */
+  /** First line of the page (1-indexed). */
   readonly offset: number
   /** Lines in the page. */
   readonly lines: number
@@ -229,6 +229,7 @@ export const makeRead = (options: Options = {}) =>
     const store = yield* SpillStore
     const policy = yield* SpillPolicy
     const o = { ...defaults, ...options }
+    const built: Read.IndexCache = new Map()
 
     const open = (filename: string) =>
       Effect.gen(function*() {
@@ -243,7 +244,7 @@ export const makeRead = (options: Options = {}) =>
         const offset = yield* checkCount("offset", read.offset)
         const limit = yield* checkCount("limit", read.limit)
         const file = yield* open(filename)
-        const index = yield* Read.indexOf(file)
+        const index = yield* Read.indexOf(file, built)
         const first = Math.max(1, offset)
         if (first > Math.max(index.lines, 1)) {
           return yield* new SpillInvalidArgument({
@@ -308,7 +309,7 @@ export const makeRead = (options: Options = {}) =>
           }
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
           const file = yield* open(filename)
-          const index = yield* Read.indexOf(file)
+          const index = yield* Read.indexOf(file, built)
           const scan = yield* Read.grep(file, index, matcher, {
             maxResults,
             maxLineChars: o.maxLineChars,

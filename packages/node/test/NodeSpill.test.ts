@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
+import { LineIndex, Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
 import { NodeSpillStore } from "@spillway/node"
 import { Clock, Effect, Exit, FastCheck as fc, Layer } from "effect"
 import { execFileSync } from "node:child_process"
@@ -231,6 +231,19 @@ describe("readSpill", () => {
       const exit = await runExit(dir, Spill.readSpill(kept.filename!, options))
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain(`"argument":"${argument}"`)
     }
+  })
+
+  it("reads right without the index beside the file, or with a stale one", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput(numbered(5000), 0))
+    const index = Path.join(dir, `.${kept.filename}.idx`)
+    Fs.rmSync(index)
+    const page = await run(dir, Spill.readSpill(kept.filename!, { offset: 4321, limit: 2 }))
+    expect(page.text).toBe("line 4321 of the build\nline 4322 of the build\n")
+    // an index for other bytes is not trusted
+    Fs.writeFileSync(index, LineIndex.encode({ bytes: 7, lines: 1, every: 1024, checkpoints: [0] }), { mode: 0o600 })
+    const again = await run(dir, Spill.readSpill(kept.filename!, { offset: 4999 }))
+    expect(again).toMatchObject({ totalLines: 5000, text: "line 4999 of the build\nline 5000 of the build\n" })
   })
 
   it("finds a deep page through the index without scanning the file", async () => {

@@ -7,11 +7,11 @@ import * as Utf8 from "../Utf8.js"
 
 const CHUNK = 1 << 20
 
-/** Builds (and remembers) the index of a file that has none saved beside it. @internal */
-const built = new Map<string, LineIndex.LineIndex>()
+/** Indexes built for files that have none saved beside them, by name and size; one per store. @internal */
+export type IndexCache = Map<string, LineIndex.LineIndex>
 
-/** @internal */
-export const indexOf = (file: SpillFile): Effect.Effect<LineIndex.LineIndex, SpillIoError> =>
+/** The index saved beside a file, or one built by reading it once (and remembered in `built`). @internal */
+export const indexOf = (file: SpillFile, built: IndexCache): Effect.Effect<LineIndex.LineIndex, SpillIoError> =>
   Effect.gen(function*() {
     const saved = yield* file.index
     if (saved && saved.bytes === file.size) return saved
