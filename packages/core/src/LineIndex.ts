@@ -27,6 +27,8 @@ export interface Builder {
   readonly push: (chunk: Uint8Array) => void
   /** Line breaks pushed so far. */
   readonly newlines: () => number
+  /** Bytes of the first line (without its break): the offset of the first break, or all bytes so far. */
+  readonly firstLineBytes: () => number
   readonly result: () => LineIndex
 }
 
@@ -35,12 +37,14 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
   let bytes = 0
   let newlines = 0
   let lastByte = -1
+  let firstBreak = -1
   const checkpoints: Array<number> = [0]
   return {
     push: (input) => {
       // Buffer's indexOf is memchr; a plain Uint8Array's is a slow loop
       const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.length)
       let at = chunk.indexOf(10)
+      if (firstBreak === -1 && at !== -1) firstBreak = bytes + at
       while (at !== -1) {
         newlines++
         if (newlines % every === 0) checkpoints.push(bytes + at + 1)
@@ -50,6 +54,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
       bytes += chunk.length
     },
     newlines: () => newlines,
+    firstLineBytes: () => (firstBreak === -1 ? bytes : firstBreak),
     result: () => {
       const lines = bytes === 0 ? 0 : newlines + (lastByte === 10 ? 0 : 1)
       // a checkpoint at the very end starts no line

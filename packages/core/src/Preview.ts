@@ -39,6 +39,8 @@ export interface PreviewInput {
   readonly tailAtLineStart: boolean
   readonly totalLines: number
   readonly totalBytes: number
+  /** UTF-8 bytes of the first line, which `head` may hold only the start of. */
+  readonly firstLineBytes?: number | undefined
   /** Name of the saved copy, when it was saved. */
   readonly saved?: string | undefined
   /** Why no copy was saved, when it was not. */
@@ -149,13 +151,14 @@ export const make = (input: PreviewInput): Preview => {
   const tail = tailLines.slice(tailLines.length - t)
   const ranges: Array<LineRange> = []
   let cutLine: { line: number; shownBytes: number; totalBytes: number } | undefined
-  if (h === 0 && t === 0 && room > 1) {
+  const left = room - sectionCost(rows)
+  if (h === 0 && t === 0 && left > 1) {
     // nothing fits whole: show the start of the first line, cut on a code point
     const first = headLines[0] ?? input.head
-    const part = Utf8.takeCodePoints(first, room - 1)
+    const part = Utf8.takeCodePoints(first, left - 1)
     head.push(part)
     ranges.push({ from: 1, to: 1 })
-    cutLine = { line: 1, shownBytes: Utf8.byteLength(part), totalBytes: Utf8.byteLength(first) }
+    cutLine = { line: 1, shownBytes: Utf8.byteLength(part), totalBytes: input.firstLineBytes ?? Utf8.byteLength(first) }
   }
   if (h > 0) ranges.push({ from: 1, to: h })
   if (t > 0) {

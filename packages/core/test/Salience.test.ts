@@ -122,6 +122,23 @@ describe("Preview with salient lines", () => {
     expect(p.text).toContain("Full output: 2026-09-04T01-02-03-000Z-a1b2c3.log")
   })
 
+  it("fits the cap when only the start of a huge first line fits beside the section", () => {
+    const huge = "x".repeat(100_000)
+    const p = Preview.make({
+      ...input(true),
+      head: huge.slice(0, 8000),
+      tail: "y".repeat(8000),
+      tailAtLineStart: false,
+      totalLines: 3,
+      totalBytes: 300_002,
+      firstLineBytes: 100_000,
+      salient: { lines: [{ line: 2, text: "main.c:1:1: error: boom", cut: false, rule: "compiler-diagnostic" }], total: 1 }
+    })
+    expect([...p.text].length).toBeLessThanOrEqual(2000)
+    expect(p.text).toContain("\n2: main.c:1:1: error: boom\n")
+    expect(p.text).toMatch(/\[Showing lines 1-1 of 3, line 1 cut to \d+ of 100000 bytes\. Full output: /)
+  })
+
   it("has no section when nothing is salient", () => {
     expect(Preview.make(input(false)).text).not.toContain("Lines that report")
   })

@@ -97,6 +97,14 @@ describe("keepOutput", () => {
     expect(otherTool.text).not.toContain("Lines that report")
   })
 
+  it("shows the start of a line longer than the cap, and says how long it was", async () => {
+    const dir = tempDir()
+    const kept = await run(dir, Spill.keepOutput("é".repeat(500_000) + "\n" + "short tail line\n", 0))
+    expect([...kept.text].length).toBeLessThanOrEqual(2000)
+    expect(kept.text).toContain("line 1 cut to")
+    expect(kept.text).toContain("of 1000000 bytes")
+  })
+
   it("masks secrets before anything is shown or saved", async () => {
     const dir = tempDir()
     const text = numbered(500) + `token in the middle: ${TOKEN}\n` + numbered(500) + `and at the end ${TOKEN}\n`

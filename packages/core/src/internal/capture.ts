@@ -194,6 +194,7 @@ export const make = (
           tailAtLineStart: t.atLineStart,
           totalLines: lines.lines,
           totalBytes: total,
+          firstLineBytes: index.firstLineBytes(),
           saved,
           notSaved: failure,
           maxChars: options.maxChars,
