@@ -87,7 +87,7 @@ const run = Command.make(
           file!,
           args,
           (chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length)),
-          { killGrace: KILL_GRACE }
+          { killGrace: KILL_GRACE, mergeStderr: true }
         ).pipe(
           Effect.catchTag("SpawnError", (e) =>
             new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` })

@@ -41,9 +41,11 @@ describe("spillway run", () => {
     expect(r.stdout).toBe("a b-c\n")
   })
 
-  it("merges stdout and stderr in arrival order", () => {
-    const r = spillway(tempDir(), ["run", "-c", "echo a; sleep 0.2; echo b >&2; sleep 0.2; echo c"])
-    expect(r.stdout).toBe("a\nb\nc\n")
+  it("merges stdout and stderr in the order the command wrote them", () => {
+    const r = spillway(tempDir(), ["run", "-c", "for i in $(seq 1 100); do echo out$i; echo err$i >&2; done"])
+    expect(r.stdout).toBe(Array.from({ length: 100 }, (_, i) => `out${i + 1}\nerr${i + 1}\n`).join(""))
+    const short = spillway(tempDir(), ["run", "--", "sh", "-c", "echo a; echo b >&2; echo c"])
+    expect(short.stdout).toBe("a\nb\nc\n")
   })
 
   it("saves long output, prints a preview, and reads it back", () => {

@@ -71,8 +71,9 @@ export const make = (input: PreviewInput): Preview => {
   const headLines = splitLines(input.head)
   if (!input.headIsWhole && !input.head.endsWith("\n")) headLines.pop()
   const tailLines = splitLines(input.tail)
-  if (!input.tailAtLineStart && tailLines.length > 1) tailLines.shift()
+  // a tail that starts inside a line begins with a piece of it; one that is a single piece shows no whole line
   const tailPartial = !input.tailAtLineStart && tailLines.length === 1
+  if (!input.tailAtLineStart && tailLines.length > 1) tailLines.shift()
 
   const header = `exit code ${input.exitCode} · ${input.totalLines} lines · ${input.totalBytes} bytes`
   const footer = (next: number) =>
@@ -151,9 +152,10 @@ export const make = (input: PreviewInput): Preview => {
   const tail = tailLines.slice(tailLines.length - t)
   const ranges: Array<LineRange> = []
   let cutLine: { line: number; shownBytes: number; totalBytes: number } | undefined
-  const left = room - sectionCost(rows)
-  if (h === 0 && t === 0 && left > 1) {
-    // nothing fits whole: show the start of the first line, cut on a code point
+  // A first line longer than the whole room shows its start, cut on a code
+  // point, in whatever the section and the tail left.
+  const left = room - sectionCost(rows) - tail.reduce((n, l) => n + cost(l), 0)
+  if (h === 0 && left > 1 && input.totalLines - t >= 1) {
     const first = headLines[0] ?? input.head
     const part = Utf8.takeCodePoints(first, left - 1)
     head.push(part)
@@ -168,7 +170,8 @@ export const make = (input: PreviewInput): Preview => {
     else ranges.push({ from, to: input.totalLines })
   }
   const marker = Marker.format({ ranges, totalLines: input.totalLines, fullOutput: input.saved, cutLine })
-  const next = (ranges[0]?.to ?? 0) + (cutLine ? 0 : 1)
-  const parts = [header, ...rows, ...head, marker, ...tail, footer(Math.max(1, next))]
+  // reading on starts after the whole lines of the head
+  const next = h + 1
+  const parts = [header, ...rows, ...head, marker, ...tail, footer(next)]
   return { text: parts.join("\n"), ranges }
 }

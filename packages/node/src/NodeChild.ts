@@ -9,7 +9,9 @@
  */
 import { Data, Duration, Effect } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
 import * as Os from "node:os"
+import * as Path from "node:path"
 
 /** The command could not be started (not found, not executable, ...). */
 export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly command: string; readonly reason: string }> {
@@ -26,6 +28,30 @@ export interface RunOptions {
   readonly maxQueuedBytes?: number
   /** Largest batch handed to `onOutput`; 1 MiB by default. */
   readonly maxBatchBytes?: number
+  /**
+   * Gives the command one pipe for both stdout and stderr (as `2>&1` does),
+   * so their lines keep the order the command wrote them in; by default
+   * they are two pipes, merged in the order they are read. The command is
+   * found on PATH first, so that one that does not exist is still a SpawnError.
+   */
+  readonly mergeStderr?: boolean
+}
+
+/** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
+export const findExecutable = (command: string, path: string | undefined = process.env.PATH): string | undefined => {
+  const runnable = (file: string) => {
+    try {
+      return Fs.statSync(file).isFile()
+    } catch {
+      return false
+    }
+  }
+  if (command.includes("/")) return runnable(command) ? command : undefined
+  for (const dir of (path ?? "").split(":")) {
+    const file = Path.join(dir === "" ? "." : dir, command)
+    if (runnable(file)) return file
+  }
+  return undefined
 }
 
 /** An exit status as a shell reports it: the code, or 128+N when signal N ended the process. */
@@ -59,9 +85,17 @@ export const run = <E, R>(
       wake = undefined
       w?.()
     }
+    let argv: ReadonlyArray<string> = [file, ...args]
+    if (options.mergeStderr) {
+      if (findExecutable(file) === undefined) {
+        return yield* new SpawnError({ command: file, reason: "not found (no such file, and not on PATH)" })
+      }
+      // the shell points its stderr at the stdout pipe, then becomes the command
+      argv = ["/bin/sh", "-c", "exec 2>&1; exec \"$@\"", "sh", file, ...args]
+    }
     // Listeners go on before the fiber resumes, so no early output or exit is missed.
     const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
-      const c = ChildProcess.spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], detached: true })
+      const c = ChildProcess.spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], detached: true })
       const onData = (chunk: Buffer) => {
         queue.push(chunk)
         queued += chunk.length
@@ -92,7 +126,12 @@ export const run = <E, R>(
 
     // what has arrived, in batches of at most maxBatch bytes; empty once both pipes closed
     const take = Effect.async<Array<Buffer>>((resume) => {
-      const give = () => {
+      const give = (): void => {
+        // woken by one pipe closing while the other is still open: keep waiting
+        if (queue.length === 0 && open > 0) {
+          wake = give
+          return
+        }
         const out: Array<Buffer> = []
         let size = 0
         let taken = 0
@@ -108,8 +147,7 @@ export const run = <E, R>(
         }
         resume(Effect.succeed(out))
       }
-      if (queue.length > 0 || open === 0) give()
-      else wake = give
+      give()
     })
 
     const kill = (signal: NodeJS.Signals) =>

@@ -32,6 +32,26 @@ describe("NodeChild.run", () => {
       expect(Exit.isFailure(missing) && JSON.stringify(missing.cause)).toContain("SpawnError")
     }))
 
+  it.live("keeps reading after one pipe closes, and keeps the written order with mergeStderr", () =>
+    Effect.gen(function*() {
+      for (const mergeStderr of [false, true]) {
+        let out = ""
+        const collect = (c: Uint8Array) => Effect.sync(() => (out += Buffer.from(c).toString()))
+        yield* NodeChild.run("sh", ["-c", "exec 2>&-; echo a; sleep 0.2; echo b"], collect, { mergeStderr })
+        expect(out).toBe("a\nb\n")
+      }
+      let merged = ""
+      yield* NodeChild.run(
+        "sh",
+        ["-c", "for i in 1 2 3 4 5 6 7 8 9; do echo out$i; echo err$i >&2; done"],
+        (c) => Effect.sync(() => (merged += Buffer.from(c).toString())),
+        { mergeStderr: true }
+      )
+      expect(merged).toBe([1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => `out${i}\nerr${i}\n`).join(""))
+      const missing = yield* Effect.exit(NodeChild.run("no-such-command-here", [], () => Effect.void, { mergeStderr: true }))
+      expect(Exit.isFailure(missing) && JSON.stringify(missing.cause)).toContain("not found")
+    }))
+
   it.effect("closes stdin, so commands that read it end", () =>
     Effect.gen(function*() {
       let out = ""
