@@ -15,6 +15,20 @@ import * as Vm from "node:vm"
 import { readHint } from "./Hints.js"
 import { Exit2, exitCode, type Output } from "./Output.js"
 
+/** Signals the running command's process group, while `spillway run` has one. */
+let running: ((signal: NodeJS.Signals) => void) | undefined
+
+/**
+ * Passes a signal (Ctrl-C) on to the command `spillway run` is running, so
+ * that it ends and its output is still kept and shown; false when no command
+ * is running.
+ */
+export const signalCommand = (signal: NodeJS.Signals): boolean => {
+  if (running === undefined) return false
+  running(signal)
+  return true
+}
+
 /** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
 const KILL_GRACE = Duration.seconds(3)
 
@@ -87,14 +101,19 @@ const run = Command.make(
           file!,
           args,
           (chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length)),
-          { killGrace: KILL_GRACE, mergeStderr: true }
+          {
+            killGrace: KILL_GRACE,
+            mergeStderr: true,
+            onSpawn: (signal) => void (running = signal)
+          }
         ).pipe(
           Effect.catchTag("SpawnError", (e) =>
             new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` })
           )
         )
+        running = undefined
         return yield* capture.finish(status)
-      }))
+      }).pipe(Effect.ensuring(Effect.sync(() => void (running = undefined)))))
       if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
       else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))
       return yield* exitCode(kept.exitCode)

@@ -11,7 +11,7 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { NodeSpill } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
-import { spillway } from "./Cli.js"
+import { signalCommand, spillway } from "./Cli.js"
 import { OutputTag, processOutput } from "./Output.js"
 
 const output = processOutput()
@@ -46,8 +46,20 @@ const oneLine = (text: string) =>
   text.replace(/\x1b\[[0-9;]*m/g, "").split("\n").map((l) => l.trim()).filter((l) => l.length > 0).join(" ")
 
 const fiber = Effect.runFork(program)
+// A first Ctrl-C (or SIGTERM, SIGHUP) goes to the running command, which
+// then ends and has its output kept and shown as usual; a second one, or a
+// command still running after the grace period, interrupts spillway itself
+// (which sends SIGTERM, then SIGKILL).
+let signalled = false
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.once(signal, () => Effect.runFork(Fiber.interrupt(fiber)))
+  process.on(signal, () => {
+    if (!signalled && signalCommand(signal)) {
+      signalled = true
+      setTimeout(() => Effect.runFork(Fiber.interrupt(fiber)), 3000).unref()
+      return
+    }
+    Effect.runFork(Fiber.interrupt(fiber))
+  })
 }
 fiber.addObserver((exit) => {
   if (Exit.isSuccess(exit)) {

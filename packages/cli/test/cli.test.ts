@@ -189,22 +189,37 @@ describe("spillway run", () => {
 })
 
 describe("interruption", () => {
-  it("kills a command that ignores SIGTERM after a grace period when spillway is interrupted", async () => {
+  const runAndInterrupt = async (script: string, signals: number) => {
     const dir = tempDir()
     const marker = `stubborn-${process.pid}-${Date.now()}`
-    const child = spawn(process.execPath, [bin, "run", "-c", `trap '' TERM; echo started; sleep 60; : ${marker}`], {
+    const child = spawn(process.execPath, [bin, "run", "-c", `${script}; : ${marker}`], {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
       stdio: ["ignore", "pipe", "pipe"]
     })
+    let stdout = ""
+    child.stdout.on("data", (d) => (stdout += d))
     await new Promise((r) => setTimeout(r, 700))
     const started = Date.now()
-    child.kill("SIGINT")
+    for (let i = 0; i < signals; i++) child.kill("SIGINT")
     const status = await new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
-    expect(status).toBe(130)
-    expect(Date.now() - started).toBeLessThan(10_000)
-    // the shell and its sleep are gone
     const left = spawnSync("pgrep", ["-f", marker]).stdout.toString().trim()
-    expect(left).toBe("")
+    return { status, stdout, seconds: (Date.now() - started) / 1000, left }
+  }
+
+  it("passes Ctrl-C to the command, then keeps and shows its output", async () => {
+    const r = await runAndInterrupt("for i in $(seq 1 3000); do echo line $i; done; echo started; sleep 60", 1)
+    expect(r.status).toBe(130)
+    expect(r.stdout).toContain("exit code 130")
+    expect(r.stdout).toContain("started")
+    expect(r.stdout).toMatch(/Full output: \S+\.log\]/)
+    expect(r.left).toBe("")
+  })
+
+  it("kills a command that ignores the signals, SIGKILL after the grace periods", async () => {
+    const r = await runAndInterrupt("trap '' INT TERM; echo started; sleep 60", 1)
+    expect(r.status).toBe(130)
+    expect(r.seconds).toBeLessThan(12)
+    expect(r.left).toBe("")
   })
 })
 

@@ -35,6 +35,8 @@ export interface RunOptions {
    * found on PATH first, so that one that does not exist is still a SpawnError.
    */
   readonly mergeStderr?: boolean
+  /** Called once the command runs, with a way to signal its process group (to pass on a Ctrl-C, say). */
+  readonly onSpawn?: (signal: (name: NodeJS.Signals) => void) => void
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
@@ -123,6 +125,13 @@ export const run = <E, R>(
     })
     const stdout = child.stdout!
     const stderr = child.stderr!
+    options.onSpawn?.((name) => {
+      try {
+        process.kill(-child.pid!, name)
+      } catch {
+        // the group is gone already
+      }
+    })
 
     // what has arrived, in batches of at most maxBatch bytes; empty once both pipes closed
     const take = Effect.async<Array<Buffer>>((resume) => {
