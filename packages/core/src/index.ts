@@ -5,6 +5,8 @@
  * @since 0.1.0
  */
 
+/** Signed, versioned, opaque continuation cursors. */
+export * as Cursor from "./Cursor.js"
 /** Fitting a result to a delivery budget, envelope and all. */
 export * as Envelope from "./Envelope.js"
 /** Grep patterns a model may write, run in linear time. */
