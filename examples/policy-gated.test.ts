@@ -25,6 +25,7 @@ describe("the policy-gated workflow", () => {
     expect(result.kept.text).toContain("error: unit 1234 failed")
     expect(result.own.matches.map((m) => m.text)).toEqual(["error: unit 1234 failed"])
     expect(result.own.matches[0]!.line).toBeGreaterThan(2900)
+    Fs.rmSync(directory, { recursive: true, force: true })
     expect(Exit.isFailure(result.foreign) && JSON.stringify(result.foreign.cause)).toContain("this workflow reads only the output it saved")
   })
 })

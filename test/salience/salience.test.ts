@@ -4,7 +4,7 @@
  * beside it, and single lines sorted into salient and quiet look-alikes.
  */
 import { NodeFileSystem } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Salience, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { NodeSpillStore } from "@spillway/node"
 import { Effect, Layer } from "effect"
@@ -38,6 +38,7 @@ const cases = JSON.parse(Fs.readFileSync(Path.join(here, "cases.json"), "utf8"))
 >
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-salience-"))
+afterAll(() => Fs.rmSync(directory, { recursive: true, force: true }))
 const layer = Spill.layer().pipe(
   Layer.provide(NodeSpillStore.layer({ directory })),
   Layer.provide(NodeFileSystem.layer),

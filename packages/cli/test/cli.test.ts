@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -22,7 +22,15 @@ const spillway = (dir: string, args: ReadonlyArray<string>, env: Record<string, 
   return { status: r.status, stdout: r.stdout.toString("utf8"), stdoutBytes: r.stdout, stderr: r.stderr.toString("utf8") }
 }
 
-const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-cli-"))
+const made: Array<string> = []
+const tempDir = () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-cli-"))
+  made.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of made) Fs.rmSync(dir, { recursive: true, force: true })
+})
 const savedName = (text: string) => /Full output: (\S+\.log)\]/.exec(text)?.[1]
 const noisy = (n: number) => `for i in $(seq 1 ${n}); do echo "step $i of the build"; done`
 

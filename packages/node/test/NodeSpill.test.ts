@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { LineIndex, Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
 import { NodeSpillStore } from "@spillway/node"
 import { Clock, Effect, Exit, FastCheck as fc, Layer } from "effect"
@@ -12,7 +12,15 @@ import * as Path from "node:path"
 const TOKEN = "correct-horse-battery-staple-42"
 
 /** A fresh spill directory per test, removed afterwards. */
-const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-test-"))
+const made: Array<string> = []
+const tempDir = () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-test-"))
+  made.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of made) Fs.rmSync(dir, { recursive: true, force: true })
+})
 
 const spillLayer = (
   directory: string,
