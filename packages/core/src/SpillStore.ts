@@ -87,6 +87,8 @@ export interface Service {
   readonly create: (filename: string) => Effect.Effect<SpillSink, SpillIoError, Scope.Scope>
   /** Opens a saved file after checking its name (see `checkFilename`) and what it is. */
   readonly open: (filename: string) => Effect.Effect<SpillFile, OpenError, Scope.Scope>
+  /** Removes a saved file and its index (for expiry sweeps); a missing file is not an error. */
+  readonly remove: (filename: string) => Effect.Effect<void, SpillNameRefused | SpillIoError>
 }
 
 /** The spill directory service. */

@@ -7,8 +7,12 @@
 
 /** Signed, versioned, opaque continuation cursors. */
 export * as Cursor from "./Cursor.js"
+/** Retained tool output behind cursors: retain, getToolOutput, sweep. */
+export * as Evidence from "./Evidence.js"
 /** Fitting a result to a delivery budget, envelope and all. */
 export * as Envelope from "./Envelope.js"
+/** Durable manifests of retained evidence. */
+export * as ManifestStore from "./ManifestStore.js"
 /** Grep patterns a model may write, run in linear time. */
 export * as Grep from "./Grep.js"
 /** Sparse line indexes kept beside saved bodies. */

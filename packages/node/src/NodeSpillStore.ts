@@ -140,7 +140,19 @@ export const make = (directory: string): Effect.Effect<SpillStore.Service, never
         return { filename, size, read: readAt(handle, filename, size), index } satisfies SpillStore.SpillFile
       })
 
-    return SpillStore.SpillStore.of({ directory, create, open })
+    const remove = (filename: string) =>
+      Effect.gen(function*() {
+        const refused = SpillStore.checkFilename(filename)
+        if (refused !== undefined) return yield* new SpillStore.SpillNameRefused({ filename, reason: refused })
+        for (const name of [filename, indexName(filename)]) {
+          yield* Effect.tryPromise({
+            try: () => Fs.promises.rm(Path.join(directory, name), { force: true }),
+            catch: ioError("remove", filename)
+          })
+        }
+      })
+
+    return SpillStore.SpillStore.of({ directory, create, open, remove })
   })
 
 /** The spill store as a layer; the directory comes from the option, `SPILLWAY_OUTPUT_DIR`, or the default. */

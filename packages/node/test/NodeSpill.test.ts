@@ -365,7 +365,8 @@ describe("refusals", () => {
     const store = Layer.succeed(SpillStore.SpillStore, {
       directory: "/nonexistent",
       create: () => Effect.die("create must not be called"),
-      open: () => Effect.die("open must not be called")
+      open: () => Effect.die("open must not be called"),
+      remove: () => Effect.die("remove must not be called")
     })
     for (const name of refusedNames) {
       const exit = await Effect.runPromiseExit(

@@ -1,0 +1,183 @@
+import { NodeFileSystem } from "@effect/platform-node"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Cursor, Evidence, ManifestStore, Secrets } from "@spillway/core"
+import { NodeSpillStore } from "@spillway/node"
+import { Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const made: Array<string> = []
+const tempDir = () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-evidence-"))
+  made.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of made) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const KEY = new Uint8Array(32).fill(7)
+
+/** Reads whether the reader named "revoked" is still allowed, so a test can take access away. */
+let revoked = false
+const authorizer = Layer.succeed(Evidence.EvidenceAuthorizer, {
+  canRead: (reader, manifest) => Effect.succeed(reader === manifest.owner && !(revoked && reader === "revoked"))
+})
+
+const layer = (directory: string, options: Evidence.Options = {}, manifests = ManifestStore.layerMemory) =>
+  Evidence.layer(options).pipe(
+    Layer.provide(NodeSpillStore.layer({ directory })),
+    Layer.provide(NodeFileSystem.layer),
+    Layer.provide(manifests),
+    Layer.provide(Secrets.layer({ knownValues: ["hunter2-hunter2"] })),
+    Layer.provide(Cursor.layerKey(KEY)),
+    Layer.provide(authorizer)
+  )
+
+/** Reads every page after the first result. */
+const readAll = (first: Evidence.First, reader: string) =>
+  Effect.gen(function*() {
+    let out = first.head ?? first.content ?? ""
+    let cursor = first.next_cursor
+    const sizes: Array<number> = []
+    while (cursor !== undefined) {
+      const page = yield* Evidence.getToolOutput(cursor, reader)
+      sizes.push([...JSON.stringify(page)].length)
+      if (page.truncated) expect(page.content.length).toBeGreaterThan(0)
+      out += page.content
+      cursor = page.next_cursor
+    }
+    return { out, sizes }
+  })
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `step ${i + 1}: ok ✓ ${"é".repeat(i % 5)}`).join("\n") + "\n"
+
+describe("Evidence", () => {
+  it.effect("returns small output whole, with no cursor", () =>
+    Effect.gen(function*() {
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "exit 0", body: "all good\n" })
+      expect(r.first).toMatchObject({ content: "all good\n", truncated: false, status: "exit 0", total_bytes: 9 })
+      expect(r.first.next_cursor).toBeUndefined()
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it.effect("previews large output with a labelled head and tail, and pages on from right after the head", () =>
+    Effect.gen(function*() {
+      const body = lines(3000)
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "failed", body })
+      const first = r.first
+      expect(first.truncated).toBe(true)
+      expect([...JSON.stringify(first)].length).toBeLessThanOrEqual(12_000)
+      expect(body.startsWith(first.head!)).toBe(true)
+      expect(body.endsWith(first.tail!)).toBe(true)
+      expect(first.tail!.length).toBeGreaterThan(0)
+      expect(first.instructions).toContain("get_tool_output")
+      const { out, sizes } = yield* readAll(first, "alice")
+      expect(out).toBe(body)
+      for (const size of sizes) expect(size).toBeLessThanOrEqual(12_000)
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it.effect.prop("pages give the body back for any text and budget, each page within its budget", [
+    fc.oneof(
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 3000 }),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 3000 }),
+      fc.array(fc.constantFrom("a", "é", "😀", "\"", "\\", "\n", "\u0001"), { minLength: 1, maxLength: 3000 }).map((a) => a.join(""))
+    ),
+    fc.integer({ min: 600, max: 3000 })
+  ], ([text, budgetChars]) =>
+    Effect.gen(function*() {
+      const body = Buffer.from(text)
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body })
+      const expected = new TextDecoder().decode(body)
+      expect([...JSON.stringify(r.first)].length).toBeLessThanOrEqual(budgetChars)
+      const { out, sizes } = yield* readAll(r.first, "alice")
+      expect(out).toBe(expected)
+      for (const size of sizes) expect(size).toBeLessThanOrEqual(budgetChars)
+    }).pipe(Effect.provide(layer(tempDir(), { budgetChars, checkpointEvery: 97 }))), { fastCheck: { numRuns: 40 } })
+
+  it.effect("keeps malformed bytes as U+FFFD in pages, and masks secrets before keeping", () =>
+    Effect.gen(function*() {
+      const body = Buffer.concat([Buffer.from(lines(600)), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from(" token hunter2-hunter2\n"), Buffer.from(lines(600))])
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body })
+      const { out } = yield* readAll(r.first, "alice")
+      expect(out).toContain("\ufffd\ufffdA token ***************\n")
+      expect(out).not.toContain("hunter2")
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it.effect("expires exactly 24 hours after retention; reads in between do not extend it; sweeps remove it", () =>
+    Effect.gen(function*() {
+      const directory = tempDir()
+      return yield* Effect.gen(function*() {
+        const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
+        const cursor = r.first.next_cursor!
+        yield* TestClock.adjust("23 hours")
+        yield* Evidence.getToolOutput(cursor, "alice")
+        yield* TestClock.adjust("59 minutes")
+        yield* TestClock.adjust("59999 millis")
+        yield* Evidence.getToolOutput(cursor, "alice")
+        yield* TestClock.adjust("1 millis")
+        const expired = yield* Effect.flip(Evidence.getToolOutput(cursor, "alice"))
+        expect(expired._tag).toBe("EvidenceExpired")
+        expect(r.first.expires_at).toBe(new Date(24 * 60 * 60 * 1000).toISOString())
+        expect(Fs.readdirSync(directory).filter((f) => !f.startsWith("."))).toEqual([r.evidence])
+        expect(yield* Evidence.sweep).toBe(1)
+        expect(Fs.readdirSync(directory)).toEqual([])
+        const gone = yield* Effect.flip(Evidence.getToolOutput(cursor, "alice"))
+        expect(gone._tag).toBe("EvidenceNotFound")
+      }).pipe(Effect.provide(layer(directory)))
+    }))
+
+  it.effect("keeps the start of a result over its quota, says so, and refuses past the aggregate quota", () =>
+    Effect.gen(function*() {
+      const big = "x".repeat(3000) + "\n"
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: big.repeat(3) })
+      expect(r.first.kept_in_part).toBe("only the first 6000 of 9003 bytes were kept (the per-result limit); the rest is not retained")
+      expect(r.first.total_bytes).toBe(6000)
+      yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: big })
+      const refused = yield* Effect.flip(Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: big }))
+      expect(refused._tag).toBe("QuotaExceeded")
+      expect(refused.message).toContain("10000-byte quota")
+    }).pipe(Effect.provide(layer(tempDir(), { maxResultBytes: 6000, maxRetainedBytes: 10_000 }))))
+
+  it.effect("checks the reader on every read: another principal, or one whose access was revoked, is refused", () =>
+    Effect.gen(function*() {
+      revoked = false
+      const r = yield* Evidence.retain({ owner: "revoked", tool: "run", status: "ok", body: lines(3000) })
+      const page = yield* Evidence.getToolOutput(r.first.next_cursor!, "revoked")
+      expect(page.content.length).toBeGreaterThan(0)
+      const other = yield* Effect.flip(Evidence.getToolOutput(r.first.next_cursor!, "mallory"))
+      expect(other._tag).toBe("AccessDenied")
+      revoked = true
+      const later = yield* Effect.flip(Evidence.getToolOutput(page.next_cursor!, "revoked"))
+      expect(later._tag).toBe("AccessDenied")
+      revoked = false
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it.effect("refuses tampered, foreign and unknown cursors with typed errors", () =>
+    Effect.gen(function*() {
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
+      const cursor = r.first.next_cursor!
+      const tampered = yield* Effect.flip(Evidence.getToolOutput(cursor.slice(0, -2) + (cursor.endsWith("A") ? "BB" : "AA"), "alice"))
+      expect(tampered).toMatchObject({ _tag: "CursorError", reason: "tampered" })
+      const truncated = yield* Effect.flip(Evidence.getToolOutput(cursor.slice(0, 20), "alice"))
+      expect(truncated._tag).toBe("CursorError")
+      const foreign = yield* Cursor.encode({ tool: "manage_process", evidence: r.evidence, offset: 0, unit: "byte" }).pipe(
+        Effect.provide(Cursor.layerKey(KEY))
+      )
+      expect(yield* Effect.flip(Evidence.getToolOutput(foreign, "alice"))).toMatchObject({ reason: "foreign-tool" })
+      const unknown = yield* Cursor.encode({ tool: Evidence.TOOL, evidence: "2026-01-01T00-00-00-000Z-000000.log", offset: 0, unit: "code_point" })
+        .pipe(Effect.provide(Cursor.layerKey(KEY)))
+      expect((yield* Effect.flip(Evidence.getToolOutput(unknown, "alice")))._tag).toBe("EvidenceNotFound")
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it("says a failed save failed, and hands out no cursor", async () => {
+    const base = tempDir()
+    Fs.writeFileSync(Path.join(base, "file"), "")
+    const exit = await Effect.runPromiseExit(
+      Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) }).pipe(
+        Effect.provide(layer(Path.join(base, "file", "sub")))
+      )
+    )
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("RetentionFailed")
+  })
+})
