@@ -323,7 +323,7 @@ export const make = (options: Options = {}) =>
   })
 
 /** The evidence capability. */
-export interface Service extends Effect.Effect.Success<ReturnType<typeof make>> {}
+export type Service = Effect.Effect.Success<ReturnType<typeof make>>
 
 /** The evidence profile as a service. */
 export class Evidence extends Context.Tag("@spillway/core/Evidence")<Evidence, Service>() {}
