@@ -68,7 +68,10 @@ export class ManifestStore extends Context.Tag("@spillway/core/ManifestStore")<M
 export const layerMemory: Layer.Layer<ManifestStore> = Layer.sync(ManifestStore, () => {
   const rows = new Map<string, Manifest>()
   return {
-    put: (m) => Effect.sync(() => void rows.set(m.id, m)),
+    put: (m) =>
+      rows.has(m.id)
+        ? Effect.fail(new ManifestStoreError({ operation: "put", reason: `a manifest with id ${m.id} exists; manifests are never replaced` }))
+        : Effect.sync(() => void rows.set(m.id, m)),
     get: (id) => Effect.sync(() => rows.get(id)),
     retainedBytes: (now) =>
       Effect.sync(() => [...rows.values()].filter((m) => m.expiresAt > now).reduce((n, m) => n + m.bytes, 0)),

@@ -18,6 +18,9 @@ import { directoryFrom, indexName, isSymlinkError, OPEN_FLAGS, refusal } from ".
 /** The directory used when neither an option nor `SPILLWAY_OUTPUT_DIR` names one. */
 export const defaultDirectory = (): string => directoryFrom({})
 
+/** The spill directory from the process environment's `SPILLWAY_OUTPUT_DIR`, or the default. */
+export const defaultDirectoryFromEnv = (): string => directoryFrom(process.env)
+
 /** The spill directory from `SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`. */
 export const directoryConfig: Config.Config<string> = Config.string("SPILLWAY_OUTPUT_DIR").pipe(
   Config.option,

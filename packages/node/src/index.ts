@@ -10,3 +10,7 @@ export * as NodeSpill from "./NodeSpill.js"
 export * as NodeSpillStore from "./NodeSpillStore.js"
 /** Runs a child process and hands its merged output on in batches. */
 export * as NodeChild from "./NodeChild.js"
+/** Manifests in any SQL database, SQLite by default. */
+export * as SqlManifestStore from "./SqlManifestStore.js"
+/** The evidence profile on Node: spill-directory bodies, SQLite manifests, a persistent cursor key. */
+export * as NodeEvidence from "./NodeEvidence.js"

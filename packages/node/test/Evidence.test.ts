@@ -1,7 +1,7 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Cursor, Evidence, ManifestStore, Secrets } from "@spillway/core"
-import { NodeSpillStore } from "@spillway/node"
+import { NodeEvidence, NodeSpillStore } from "@spillway/node"
 import { Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -157,7 +157,11 @@ describe("Evidence", () => {
     Effect.gen(function*() {
       const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
       const cursor = r.first.next_cursor!
-      const tampered = yield* Effect.flip(Evidence.getToolOutput(cursor.slice(0, -2) + (cursor.endsWith("A") ? "BB" : "AA"), "alice"))
+      // change one character in the middle of the signature
+      const at = cursor.length - 10
+      const tampered = yield* Effect.flip(
+        Evidence.getToolOutput(cursor.slice(0, at) + (cursor[at] === "A" ? "B" : "A") + cursor.slice(at + 1), "alice")
+      )
       expect(tampered).toMatchObject({ _tag: "CursorError", reason: "tampered" })
       const truncated = yield* Effect.flip(Evidence.getToolOutput(cursor.slice(0, 20), "alice"))
       expect(truncated._tag).toBe("CursorError")
@@ -169,6 +173,27 @@ describe("Evidence", () => {
         .pipe(Effect.provide(Cursor.layerKey(KEY)))
       expect((yield* Effect.flip(Evidence.getToolOutput(unknown, "alice")))._tag).toBe("EvidenceNotFound")
     }).pipe(Effect.provide(layer(tempDir()))))
+
+  it("survives a restart: a new layer over the same directory serves the same evidence from the same cursor", async () => {
+    const directory = tempDir()
+    const first = await Effect.runPromise(
+      Evidence.retain({ owner: "alice", tool: "run", status: "exit 2", body: lines(3000) }).pipe(
+        Effect.provide(NodeEvidence.layer({ directory }))
+      )
+    )
+    const before = await Effect.runPromise(
+      Evidence.getToolOutput(first.first.next_cursor!, "alice").pipe(Effect.provide(NodeEvidence.layer({ directory })))
+    )
+    // a new process would build the layer again: same manifests file, same key file
+    const after = await Effect.runPromise(
+      Evidence.getToolOutput(first.first.next_cursor!, "alice").pipe(Effect.provide(NodeEvidence.layer({ directory })))
+    )
+    expect(after).toEqual(before)
+    expect(after.status).toBe("exit 2")
+    expect(Fs.statSync(Path.join(directory, ".evidence", "cursor.key")).mode & 0o777).toBe(0o600)
+    // readSpill reaches the same body by its file name
+    expect(Fs.existsSync(Path.join(directory, first.evidence))).toBe(true)
+  })
 
   it("says a failed save failed, and hands out no cursor", async () => {
     const base = tempDir()
