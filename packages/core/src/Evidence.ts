@@ -14,6 +14,8 @@ import * as Cursor from "./Cursor.js"
 import * as Envelope from "./Envelope.js"
 import * as LineIndex from "./LineIndex.js"
 import { type Checkpoint, type Manifest, ManifestStore } from "./ManifestStore.js"
+import * as Preview from "./Preview.js"
+import * as Salience from "./Salience.js"
 import { Secrets } from "./Secrets.js"
 import { makeFilename, SpillStore } from "./SpillStore.js"
 import * as Utf8 from "./Utf8.js"
@@ -120,6 +122,10 @@ export interface First {
   readonly total_code_points: number
   /** Present when the output was larger than the per-result quota and only its start was kept. */
   readonly kept_in_part?: string
+  /** Lines that report an error or a failure, wherever they are (the first few), with their line numbers. */
+  readonly failure_lines?: ReadonlyArray<{ readonly line: number; readonly text: string }>
+  /** How many lines report an error or a failure in all. */
+  readonly failure_lines_total?: number
   readonly offset_unit: "code_point"
   readonly next_cursor?: string
   readonly truncated: boolean
@@ -240,6 +246,17 @@ export const make = (options: Options = {}) =>
         }
         const whole: First = { ...base, content: text, truncated: false }
         if (Envelope.sizeOf(JSON.stringify(whole)) <= budget.limit) return whole
+        // lines that explain a failure, wherever they are, within a fifth of the budget
+        const found = Salience.find(text)
+        const failure: Array<{ line: number; text: string }> = []
+        for (const l of found.lines) {
+          const row = { line: l.line, text: Utf8.takeCodePoints(l.text, Preview.SALIENT_CHARS) }
+          if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) break
+          failure.push(row)
+        }
+        const withFailures = failure.length > 0
+          ? { ...base, failure_lines: failure, failure_lines_total: found.total }
+          : base
         // the head gets three fifths of the budget, the tail what is left; the cursor continues after the head
         const cursors = new Map<number, string>()
         const cursor = (n: number) => {
@@ -247,7 +264,7 @@ export const make = (options: Options = {}) =>
           return cursors.get(n)!
         }
         const shaped = (head: string, n: number, tail: string): First => ({
-          ...base,
+          ...withFailures,
           head,
           tail,
           next_cursor: cursor(n),

@@ -8,7 +8,7 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cursor, Evidence, Secrets } from "@spillway/core"
-import { Effect, Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -36,11 +36,25 @@ export const layerKeyFile = (file: string): Layer.Layer<Cursor.CursorKey> =>
     return Cursor.layerKey(new Uint8Array(Fs.readFileSync(file)))
   }))
 
+/**
+ * The delivery budget from configuration, `tools.tool_output_max_chars`
+ * (environment: `TOOLS_TOOL_OUTPUT_MAX_CHARS`), read once when the layer is
+ * built; 12,000 characters when unset.
+ */
+export const budgetConfig: Config.Config<number> = Config.integer("tool_output_max_chars").pipe(
+  Config.nested("tools"),
+  Config.withDefault(12_000),
+  Config.validate({ message: "must be at least 200 characters", validation: (n) => n >= 200 })
+)
+
 /** The evidence profile; manifests and the key go in a hidden `.evidence` folder of the spill directory. */
 export const layer = (options: Options = {}) => {
   const directory = Path.resolve(options.directory ?? NodeSpillStore.defaultDirectoryFromEnv())
   const meta = Path.join(directory, ".evidence")
-  return Evidence.layer(options).pipe(
+  const profile = options.budgetChars !== undefined
+    ? Evidence.layer(options)
+    : Layer.unwrapEffect(Effect.map(Effect.orDie(budgetConfig), (budgetChars) => Evidence.layer({ ...options, budgetChars })))
+  return profile.pipe(
     Layer.provide(NodeSpillStore.layer({ directory })),
     Layer.provide(NodeFileSystem.layer),
     Layer.provide(SqlManifestStore.layerSqlite({ filename: Path.join(meta, "manifests.sqlite") })),

@@ -2,7 +2,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Cursor, Evidence, ManifestStore, Secrets } from "@spillway/core"
 import { NodeEvidence, NodeSpillStore } from "@spillway/node"
-import { Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
+import { ConfigProvider, Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -75,6 +75,17 @@ describe("Evidence", () => {
       const { out, sizes } = yield* readAll(first, "alice")
       expect(out).toBe(body)
       for (const size of sizes) expect(size).toBeLessThanOrEqual(12_000)
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it.effect("shows the lines that explain a failure in the first result", () =>
+    Effect.gen(function*() {
+      const body = lines(1500) + "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n" + lines(1500)
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "exit 2", body })
+      expect(r.first.failure_lines).toEqual([{ line: 1501, text: "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'." }])
+      expect(r.first.failure_lines_total).toBe(1)
+      expect([...JSON.stringify(r.first)].length).toBeLessThanOrEqual(12_000)
+      const quiet = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
+      expect(quiet.first.failure_lines).toBeUndefined()
     }).pipe(Effect.provide(layer(tempDir()))))
 
   it.effect.prop("pages give the body back for any text and budget, each page within its budget", [
@@ -193,6 +204,19 @@ describe("Evidence", () => {
     expect(Fs.statSync(Path.join(directory, ".evidence", "cursor.key")).mode & 0o777).toBe(0o600)
     // readSpill reaches the same body by its file name
     expect(Fs.existsSync(Path.join(directory, first.evidence))).toBe(true)
+  })
+
+  it("reads the delivery budget from tools.tool_output_max_chars at start-up", async () => {
+    const directory = tempDir()
+    const first = await Effect.runPromise(
+      Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) }).pipe(
+        Effect.provide(NodeEvidence.layer({ directory })),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["tools.tool_output_max_chars", "3000"]])))
+      )
+    )
+    const size = [...JSON.stringify(first.first)].length
+    expect(size).toBeLessThanOrEqual(3000)
+    expect(size).toBeGreaterThan(2900)
   })
 
   it("says a failed save failed, and hands out no cursor", async () => {
