@@ -13,6 +13,10 @@ export * as Evidence from "./Evidence.js"
 export * as Envelope from "./Envelope.js"
 /** Durable manifests of retained evidence. */
 export * as ManifestStore from "./ManifestStore.js"
+/** Pages of a ranked search snapshot within a budget. */
+export * as SearchPage from "./SearchPage.js"
+/** Emergency compression of results already in context. */
+export * as Compress from "./Compress.js"
 /** Grep patterns a model may write, run in linear time. */
 export * as Grep from "./Grep.js"
 /** Sparse line indexes kept beside saved bodies. */
