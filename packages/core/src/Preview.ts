@@ -43,6 +43,8 @@ export interface PreviewInput {
   readonly firstLineBytes?: number | undefined
   /** Name of the saved copy, when it was saved. */
   readonly saved?: string | undefined
+  /** Set when the saved copy holds only the start of the output (a per-file limit): its lines and bytes. */
+  readonly savedInPart?: { readonly lines: number; readonly bytes: number } | undefined
   /** Why no copy was saved, when it was not. */
   readonly notSaved?: string | undefined
   /** The cap, in code points. */
@@ -78,13 +80,15 @@ export const make = (input: PreviewInput): Preview => {
   const header = `exit code ${input.exitCode} · ${input.totalLines} lines · ${input.totalBytes} bytes`
   const footer = (next: number) =>
     input.saved !== undefined
-      ? (input.hint ?? toolHint)(input.saved, next)
+      ? (input.hint ?? toolHint)(input.saved, next) + (input.savedInPart
+        ? ` [${input.saved} holds only lines 1-${input.savedInPart.lines} (${input.savedInPart.bytes} bytes): the output passed the per-file limit, and the rest was not kept.]`
+        : "")
       : `[No copy was saved: ${input.notSaved ?? "unknown reason"}. Lines not shown are lost.]`
   const widest = String(input.totalLines).replace(/./g, "9")
   const worstMarker = Marker.format({
     ranges: [{ from: Number(widest), to: Number(widest) }, { from: Number(widest), to: Number(widest) }],
     totalLines: input.totalLines,
-    fullOutput: input.saved,
+    fullOutput: input.savedInPart ? undefined : input.saved,
     cutLine: { line: Number(widest), shownBytes: input.totalBytes, totalBytes: input.totalBytes }
   })
   // header, marker and footer each take a line; four line breaks join the five parts
@@ -169,7 +173,13 @@ export const make = (input: PreviewInput): Preview => {
     if (last && last.to + 1 === from) ranges[ranges.length - 1] = { from: last.from, to: input.totalLines }
     else ranges.push({ from, to: input.totalLines })
   }
-  const marker = Marker.format({ ranges, totalLines: input.totalLines, fullOutput: input.saved, cutLine })
+  // the marker names a saved copy only when it holds the whole output
+  const marker = Marker.format({
+    ranges,
+    totalLines: input.totalLines,
+    fullOutput: input.savedInPart ? undefined : input.saved,
+    cutLine
+  })
   // reading on starts after the whole lines of the head
   const next = h + 1
   const parts = [header, ...rows, ...head, marker, ...tail, footer(next)]

@@ -32,8 +32,10 @@ export interface KeptOutput {
   readonly totalBytes: number
   /** Line ranges the text shows. */
   readonly shown: ReadonlyArray<{ readonly from: number; readonly to: number }>
-  /** The saved copy's file name, present only when the whole output was saved. */
+  /** The saved copy's file name, present when a copy was saved. */
   readonly filename?: string
+  /** Present when the copy holds only the start of the output (the per-file limit): its lines and bytes. */
+  readonly savedInPart?: { readonly lines: number; readonly bytes: number }
   /** Why no copy was saved, present when the output was cut and not saved. */
   readonly notSaved?: string
   /** Lines that report errors or failures (the first ones), and how many there were; present when the output was cut and had some. */
@@ -155,6 +157,12 @@ export class SpillRead extends Context.Tag("@spillway/core/SpillRead")<SpillRead
 export interface Options {
   /** Cap on what `keepOutput` returns, in characters; 2,000 by default. */
   readonly maxChars?: number
+  /**
+   * Most bytes saved to one file. The spill profile's source design sets no
+   * limit, so whole outputs are kept up to this generous default: 1 GiB.
+   * Past it the rest is counted, not saved, and the preview says so.
+   */
+  readonly maxFileBytes?: number
   /** How previews say to read the rest; the library's tool names by default. */
   readonly hint?: Preview.ReadHint
   /** How previews say to search the saved file; the library's `grepSpill` by default. */
@@ -203,6 +211,7 @@ export const makeWrite = (options: Options = {}) =>
     const capture = (keep: KeepOptions = {}) =>
       Capture.make(store, policy, masker, {
         maxChars,
+        maxFileBytes: options.maxFileBytes ?? 1024 * 1024 * 1024,
         hint: options.hint,
         grepHint: options.grepHint,
         salience: rulesFor(keep.tool)

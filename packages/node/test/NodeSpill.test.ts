@@ -113,6 +113,28 @@ describe("keepOutput", () => {
     expect(kept.text).toContain("\nshort tail line\n")
   })
 
+  it("saves whole lines up to the per-file limit, and says the copy holds only them", async () => {
+    const dir = tempDir()
+    const text = numbered(3000)
+    const kept = await run(dir, Spill.keepOutput(text, 0), { spill: { maxFileBytes: 10_000 } })
+    const saved = Fs.readFileSync(Path.join(dir, kept.filename!), "utf8")
+    expect(saved.length).toBeLessThanOrEqual(10_000)
+    expect(saved.endsWith("\n")).toBe(true)
+    expect(text.startsWith(saved)).toBe(true)
+    const lines = saved.split("\n").length - 1
+    expect(kept.savedInPart).toEqual({ lines, bytes: saved.length })
+    expect(kept.text).not.toContain("Full output")
+    expect(kept.text).toContain(`holds only lines 1-${lines} (${saved.length} bytes): the output passed the per-file limit`)
+    expect(kept.text).toContain("[Showing lines 1-")
+    expect(kept.totalLines).toBe(3000)
+    const page = await run(dir, Spill.readSpill(kept.filename!, { offset: lines }))
+    expect(page).toMatchObject({ totalLines: lines, lines: 1 })
+    // no limit passed: the marker names the whole copy
+    const whole = await run(dir, Spill.keepOutput(text, 0))
+    expect(whole.savedInPart).toBeUndefined()
+    expect(whole.text).toContain(`Full output: ${whole.filename}`)
+  })
+
   it("masks secrets before anything is shown or saved", async () => {
     const dir = tempDir()
     const text = numbered(500) + `token in the middle: ${TOKEN}\n` + numbered(500) + `and at the end ${TOKEN}\n`

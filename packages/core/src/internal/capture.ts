@@ -12,6 +12,8 @@ import * as Utf8 from "../Utf8.js"
 /** @internal */
 export interface CaptureOptions {
   readonly maxChars: number
+  /** Most bytes saved to one file; the rest is counted, not saved, and the preview says so. */
+  readonly maxFileBytes: number
   readonly hint?: Preview.ReadHint | undefined
   readonly grepHint?: Preview.GrepHint | undefined
   readonly salience?: Salience.Compiled | undefined
@@ -47,7 +49,10 @@ export const make = (
     const salience = options.salience
     const tracker = salience ? Salience.tracker(salience) : undefined
     const masking = tracker ? masker.stream({ literals: salience!.literals, onMark: tracker.mark }) : masker.stream()
-    const index = LineIndex.builder()
+    const index = LineIndex.builder() // the whole output
+    const fileIndex = LineIndex.builder() // what the file holds: the same, unless the output passed maxFileBytes
+    let written = 0
+    let full = false // the file reached maxFileBytes
     // Every code point takes at most four bytes, so more bytes than this can never fit the cap whole.
     const keep = options.maxChars * 4 + 4
     const head: Array<Uint8Array> = []
@@ -109,14 +114,30 @@ export const make = (
         Effect.forkIn(outer)
       )
     })
-    const writeSink = (chunk: Uint8Array): Effect.Effect<void> =>
+    // Keeps the file within maxFileBytes: whole lines up to the limit (or a
+    // code-point cut of a line longer than all of it), then nothing more.
+    const writeSink = (bytes: Uint8Array): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (full) return Effect.void
+        let chunk = bytes
+        if (written + chunk.length > options.maxFileBytes) {
+          full = true
+          const room = chunk.subarray(0, options.maxFileBytes - written)
+          const lastBreak = room.lastIndexOf(10)
+          chunk = lastBreak !== -1 ? room.subarray(0, lastBreak + 1) : written === 0 ? room.subarray(0, Utf8.byteBoundary(room, room.length)) : room.subarray(0, 0)
+        }
+        written += chunk.length
+        fileIndex.push(chunk)
+        return toBatch(chunk)
+      })
+    const toBatch = (chunk: Uint8Array): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (buffers[current]!.length === 0) buffers[current] = new Uint8Array(BATCH_BYTES)
         const room = BATCH_BYTES - batchBytes
         buffers[current]!.set(chunk.subarray(0, room), batchBytes)
         batchBytes += Math.min(room, chunk.length)
         if (batchBytes < BATCH_BYTES) return Effect.void
-        return chunk.length > room ? Effect.zipRight(flush, writeSink(chunk.subarray(room))) : flush
+        return chunk.length > room ? Effect.zipRight(flush, toBatch(chunk.subarray(room))) : flush
       })
 
     const accept = (chunk: Uint8Array) =>
@@ -177,7 +198,7 @@ export const make = (
         yield* flush
         yield* settle
         if ((mode as string) === "spilling") {
-          const committed = yield* sink!.commit(lines).pipe(Effect.either)
+          const committed = yield* sink!.commit(fileIndex.result()).pipe(Effect.either)
           if (committed._tag === "Left") yield* fail(describe(committed.left))
         }
         const saved = mode === "spilling" ? sink!.filename : undefined
@@ -196,6 +217,7 @@ export const make = (
           totalBytes: total,
           firstLineBytes: index.firstLineBytes(),
           saved,
+          savedInPart: saved !== undefined && full ? { lines: fileIndex.result().lines, bytes: written } : undefined,
           notSaved: failure,
           maxChars: options.maxChars,
           hint: options.hint
@@ -208,6 +230,7 @@ export const make = (
           totalBytes: total,
           shown: preview.ranges,
           ...(saved !== undefined ? { filename: saved } : { notSaved: failure ?? "unknown reason" }),
+          ...(saved !== undefined && full ? { savedInPart: { lines: fileIndex.result().lines, bytes: written } } : {}),
           ...(salient ? { salient } : {})
         } satisfies KeptOutput
       })
