@@ -16,6 +16,7 @@ import * as LineIndex from "./LineIndex.js"
 import { type Checkpoint, type Manifest, ManifestStore } from "./ManifestStore.js"
 import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
+import * as SearchPage from "./SearchPage.js"
 import { Secrets } from "./Secrets.js"
 import { makeFilename, SpillStore } from "./SpillStore.js"
 import * as Utf8 from "./Utf8.js"
@@ -147,6 +148,30 @@ export interface Page {
   readonly expires_at: string
 }
 
+/** A page of a kept search snapshot: whole matches in their original ranking, or a fragment of one larger than a page. */
+export interface SearchResults {
+  readonly tool: string
+  readonly status: string
+  readonly matches: SearchPage.Page["matches"]
+  /** `showing X of Y returned matches; Z deferred` */
+  readonly summary: string
+  readonly next_cursor?: string
+  readonly truncated: boolean
+  readonly expires_at: string
+}
+
+/** What a search tool returned, for retention as a ranked snapshot. */
+export interface SearchOutput {
+  readonly owner: string
+  readonly tool: string
+  readonly status: string
+  readonly matches: ReadonlyArray<SearchPage.Match>
+}
+
+// A search position (match, code point inside it) travels in one cursor offset.
+const SEARCH_SPAN = 2 ** 26
+const isSearch = (id: string) => id.endsWith(".json")
+
 /** Everything retention can fail with. */
 export type RetainError = RetentionFailed | QuotaExceeded | Envelope.EnvelopeTooSmall
 
@@ -183,10 +208,9 @@ export const make = (options: Options = {}) =>
     const iso = (ms: number) => new Date(ms).toISOString()
     const cursorAt = (id: string, offset: number) => withKey(Cursor.encode({ tool: TOOL, evidence: id, offset, unit: "code_point" }))
 
-    /** Scrubs, keeps and indexes an output, then returns its first result. */
-    const retain = (output: Output): Effect.Effect<{ readonly evidence: string; readonly first: First }, RetainError> =>
+    /** Scrubs, keeps and indexes a body under a fresh id, and records its manifest. */
+    const keep = (owner: string, tool: string, status: string, raw: Uint8Array, extension: ".log" | ".json") =>
       Effect.gen(function*() {
-        const raw = typeof output.body === "string" ? Utf8.encode(output.body) : output.body
         const scrubbed = masker.maskBytes(raw)
         // over the per-result quota: keep the start, cut on a code point, and say so
         const kept = scrubbed.length > o.maxResultBytes
@@ -201,7 +225,7 @@ export const make = (options: Options = {}) =>
           const b = new Uint8Array(3)
           globalThis.crypto.getRandomValues(b)
           return ((b[0]! << 16) | (b[1]! << 8) | b[2]!) / 0x1000000
-        })
+        }).replace(/\.log$/, extension)
         const index = LineIndex.fromBytes(kept)
         yield* Effect.scoped(Effect.gen(function*() {
           const sink = yield* store.create(id)
@@ -211,9 +235,9 @@ export const make = (options: Options = {}) =>
         const { checkpoints, codePoints, text } = account(kept, o.checkpointEvery)
         const manifest: Manifest = {
           id,
-          owner: output.owner,
-          tool: output.tool,
-          status: output.status,
+          owner,
+          tool,
+          status,
           createdAt: now,
           expiresAt: now + o.ttlMillis,
           bytes: kept.length,
@@ -227,9 +251,54 @@ export const make = (options: Options = {}) =>
           Effect.tapError(() => Effect.ignore(store.remove(id))),
           Effect.mapError((e) => new RetentionFailed({ reason: e.message }))
         )
-        const first = yield* firstResult(manifest, text)
-        return { evidence: id, first }
+        return { manifest, text }
       })
+
+    /** Scrubs, keeps and indexes an output, then returns its first result. */
+    const retain = (output: Output): Effect.Effect<{ readonly evidence: string; readonly first: First }, RetainError> =>
+      Effect.gen(function*() {
+        const raw = typeof output.body === "string" ? Utf8.encode(output.body) : output.body
+        const { manifest, text } = yield* keep(output.owner, output.tool, output.status, raw, ".log")
+        const first = yield* firstResult(manifest, text)
+        return { evidence: manifest.id, first }
+      })
+
+    /**
+     * Keeps a search tool's matches as a ranked snapshot and returns their
+     * first page; later pages come from the snapshot, never from searching again.
+     */
+    const retainSearch = (
+      output: SearchOutput
+    ): Effect.Effect<{ readonly evidence: string; readonly first: SearchResults }, RetainError | RetentionFailed> =>
+      Effect.gen(function*() {
+        const raw = Utf8.encode(JSON.stringify(output.matches.map((m) => ({ ...m }))))
+        const { manifest, text } = yield* keep(output.owner, output.tool, output.status, raw, ".json")
+        const snapshot = yield* parseSnapshot(text)
+        const first = yield* searchPage(manifest, snapshot, { match: 0, offset: 0 })
+        return { evidence: manifest.id, first }
+      })
+
+    const parseSnapshot = (text: string) =>
+      Effect.try({
+        try: () => JSON.parse(text) as ReadonlyArray<SearchPage.Match>,
+        catch: () => new RetentionFailed({ reason: "the kept search snapshot is not whole (it passed the per-result limit)" })
+      })
+
+    const searchPage = (m: Manifest, snapshot: ReadonlyArray<SearchPage.Match>, from: SearchPage.Position) =>
+      Effect.map(
+        SearchPage.page(snapshot, from, (page): SearchResults => ({
+          tool: m.tool,
+          status: m.status,
+          matches: page.matches,
+          summary: page.summary,
+          ...(page.next !== undefined
+            ? { next_cursor: Effect.runSync(cursorAt(m.id, page.next.match * SEARCH_SPAN + page.next.offset)) }
+            : {}),
+          truncated: page.truncated,
+          expires_at: iso(m.expiresAt)
+        }), budget),
+        (paged) => paged.value
+      )
 
     const firstResult = (m: Manifest, text: string): Effect.Effect<First, Envelope.EnvelopeTooSmall> =>
       Effect.gen(function*() {
@@ -282,7 +351,7 @@ export const make = (options: Options = {}) =>
       })
 
     /** The page of an evidence body that starts at a cursor, fitted to the budget, with the cursor for the next. */
-    const getToolOutput = (cursor: string, reader: string): Effect.Effect<Page, ReadError> =>
+    const getToolOutput = (cursor: string, reader: string): Effect.Effect<Page | SearchResults, ReadError> =>
       Effect.gen(function*() {
         const position = yield* withKey(Cursor.decode(cursor, { tool: TOOL, unit: "code_point" }))
         const m = yield* manifests.get(position.evidence).pipe(Effect.mapError((e) => new RetentionFailed({ reason: e.message })))
@@ -290,6 +359,12 @@ export const make = (options: Options = {}) =>
         const now = yield* Clock.currentTimeMillis
         if (now >= m.expiresAt) return yield* new EvidenceExpired({ expiresAt: iso(m.expiresAt) })
         if (!(yield* authorizer.canRead(reader, m))) return yield* new AccessDenied()
+        if (isSearch(m.id)) {
+          const whole = yield* readFrom(m, 0, m.codePoints)
+          const snapshot = yield* parseSnapshot(whole)
+          const from = { match: Math.floor(position.offset / SEARCH_SPAN), offset: position.offset % SEARCH_SPAN }
+          return yield* searchPage(m, snapshot, from)
+        }
         const text = yield* readFrom(m, position.offset)
         const total = m.codePoints
         const page = (part: string, n: number): Page => {
@@ -311,21 +386,21 @@ export const make = (options: Options = {}) =>
       })
 
     /** Up to a budget's worth of the body from a code-point offset, found through the nearest checkpoint. */
-    const readFrom = (m: Manifest, offset: number): Effect.Effect<string, RetentionFailed> =>
+    const readFrom = (m: Manifest, offset: number, limit: number = budget.limit): Effect.Effect<string, RetentionFailed> =>
       Effect.scoped(Effect.gen(function*() {
         const at = Math.min(offset, m.codePoints)
         let k = m.checkpoints.length - 1
         while (k > 0 && m.checkpoints[k]!.codePoint > at) k--
         const cp = m.checkpoints[k]!
         const skip = at - cp.codePoint
-        const want = (skip + budget.limit) * 4
+        const want = (skip + limit) * 4
         const file = yield* store.open(m.id)
         const bytes = yield* file.read(cp.byte, Math.min(want, m.bytes - cp.byte))
         // never decode a sequence the read cut short
         const usable = cp.byte + bytes.length < m.bytes ? bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length)) : bytes
         const text = Utf8.decodeLossy(usable)
         const start = Utf8.takeCodePoints(text, skip).length
-        return Utf8.takeCodePoints(text.slice(start), budget.limit)
+        return Utf8.takeCodePoints(text.slice(start), limit)
       })).pipe(Effect.mapError((e) => new RetentionFailed({ reason: e.message })))
 
     /** Removes evidence that has expired; returns how many were removed. */
@@ -336,7 +411,7 @@ export const make = (options: Options = {}) =>
       return expired.length
     })
 
-    return { retain, getToolOutput, sweep }
+    return { retain, retainSearch, getToolOutput, sweep }
   })
 
 /** The evidence capability. */
@@ -350,6 +425,9 @@ export const layer = (options: Options = {}) => Layer.effect(Evidence, make(opti
 
 /** Keeps a tool's output and returns the first result for the model. */
 export const retain = (output: Output) => Effect.flatMap(Evidence, (e) => e.retain(output))
+
+/** Keeps a search tool's matches as a ranked snapshot and returns their first page. */
+export const retainSearch = (output: SearchOutput) => Effect.flatMap(Evidence, (e) => e.retainSearch(output))
 
 /** Reads the page a cursor points at; the reader is checked on every call. */
 export const getToolOutput = (cursor: string, reader: string) => Effect.flatMap(Evidence, (e) => e.getToolOutput(cursor, reader))

@@ -35,6 +35,13 @@ const layer = (directory: string, options: Evidence.Options = {}, manifests = Ma
     Layer.provide(authorizer)
   )
 
+/** A text page (not a search page). */
+const textPage = <E, R>(effect: Effect.Effect<Evidence.Page | Evidence.SearchResults, E, R>) =>
+  Effect.map(effect, (page) => {
+    if (!("content" in page)) throw new Error("expected a text page")
+    return page
+  })
+
 /** Reads every page after the first result. */
 const readAll = (first: Evidence.First, reader: string) =>
   Effect.gen(function*() {
@@ -42,7 +49,7 @@ const readAll = (first: Evidence.First, reader: string) =>
     let cursor = first.next_cursor
     const sizes: Array<number> = []
     while (cursor !== undefined) {
-      const page = yield* Evidence.getToolOutput(cursor, reader)
+      const page = yield* textPage(Evidence.getToolOutput(cursor, reader))
       sizes.push([...JSON.stringify(page)].length)
       if (page.truncated) expect(page.content.length).toBeGreaterThan(0)
       out += page.content
@@ -154,7 +161,7 @@ describe("Evidence", () => {
     Effect.gen(function*() {
       revoked = false
       const r = yield* Evidence.retain({ owner: "revoked", tool: "run", status: "ok", body: lines(3000) })
-      const page = yield* Evidence.getToolOutput(r.first.next_cursor!, "revoked")
+      const page = yield* textPage(Evidence.getToolOutput(r.first.next_cursor!, "revoked"))
       expect(page.content.length).toBeGreaterThan(0)
       const other = yield* Effect.flip(Evidence.getToolOutput(r.first.next_cursor!, "mallory"))
       expect(other._tag).toBe("AccessDenied")
@@ -218,6 +225,34 @@ describe("Evidence", () => {
     expect(size).toBeLessThanOrEqual(3000)
     expect(size).toBeGreaterThan(2900)
   })
+
+  it.effect("pages a kept search snapshot in its ranking, large matches in fragments, without searching again", () =>
+    Effect.gen(function*() {
+      const matches = Array.from({ length: 40 }, (_, i) => ({
+        title: `result ${i + 1}`,
+        url: `https://example.com/${i + 1}`,
+        text: i === 7 ? "long ".repeat(6000) : `snippet ${i + 1} with "quotes" and é`
+      }))
+      const r = yield* Evidence.retainSearch({ owner: "alice", tool: "web_search", status: "ok", matches })
+      expect(r.evidence.endsWith(".json")).toBe(true)
+      const seen: Array<number> = []
+      const fragments: Array<string> = []
+      let page = r.first
+      for (;;) {
+        expect([...JSON.stringify(page)].length).toBeLessThanOrEqual(12_000)
+        expect(page.summary).toMatch(/^showing \d+ of 40 returned matches; \d+ deferred$/)
+        for (const m of page.matches) {
+          if (m.fragment) fragments.push(m.text)
+          if (!m.fragment || m.fragment.to === m.fragment.of) seen.push(m.rank)
+        }
+        if (page.next_cursor === undefined) break
+        const next = yield* Evidence.getToolOutput(page.next_cursor, "alice")
+        if (!("summary" in next)) throw new Error("expected a search page")
+        page = next
+      }
+      expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
+      expect(fragments.join("")).toBe("long ".repeat(6000))
+    }).pipe(Effect.provide(layer(tempDir()))))
 
   it("says a failed save failed, and hands out no cursor", async () => {
     const base = tempDir()
