@@ -99,12 +99,14 @@ describe("Evidence", () => {
     fc.oneof(
       fc.string({ unit: "grapheme", minLength: 1, maxLength: 3000 }),
       fc.string({ unit: "binary", minLength: 1, maxLength: 3000 }),
-      fc.array(fc.constantFrom("a", "é", "😀", "\"", "\\", "\n", "\u0001"), { minLength: 1, maxLength: 3000 }).map((a) => a.join(""))
+      fc.array(fc.constantFrom("a", "é", "😀", "\"", "\\", "\n", "\u0001"), { minLength: 1, maxLength: 3000 }).map((a) => a.join("")),
+      // raw bytes, malformed UTF-8 included
+      fc.uint8Array({ minLength: 1, maxLength: 3000 })
     ),
     fc.integer({ min: 600, max: 3000 })
   ], ([text, budgetChars]) =>
     Effect.gen(function*() {
-      const body = Buffer.from(text)
+      const body = typeof text === "string" ? Buffer.from(text) : text
       const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body })
       const expected = new TextDecoder().decode(body)
       expect([...JSON.stringify(r.first)].length).toBeLessThanOrEqual(budgetChars)
