@@ -103,6 +103,30 @@ const wholeCap = (snapshot: ReadonlyArray<Match>, start: number, count: number, 
 }
 
 /**
+ * All `remaining` whole matches when they fit (tried on their own, since the
+ * last page has no next position and may be the smaller envelope), else the
+ * most of `min` to `cap` that fit; undefined when not even `min` fit.
+ */
+const fitMost = <E>(
+  build: (n: number) => E,
+  min: number,
+  cap: number,
+  remaining: number,
+  budget: Envelope.Budget
+): Envelope.Fitted<E> | undefined => {
+  if (cap === remaining) {
+    const all = Envelope.fitCount(remaining, remaining, build, budget)
+    if (Either.isRight(all)) return all.right
+  }
+  const most = Math.min(cap, remaining - 1)
+  if (most >= min) {
+    const some = Envelope.fitCount(min, most, build, budget)
+    if (Either.isRight(some)) return some.right
+  }
+  return undefined
+}
+
+/**
  * The page of a snapshot that starts at `from`, fitted so that the whole
  * envelope (`envelope(page)` serialized as JSON) fits the budget. Whole
  * matches are preferred; when not even the next whole match fits, it comes in
@@ -168,18 +192,8 @@ export const page = <E>(
   if (offset === 0) {
     const remaining = total - k
     const cap = wholeCap(snapshot, k, remaining, budget.limit)
-    const build = (n: number) => envelope(wholePage(n))
-    if (cap === remaining) {
-      // everything left: the page without a next position, tried on its own since it may be the smaller one
-      const all = Envelope.fitCount(remaining, remaining, build, budget)
-      if (Either.isRight(all)) return done(all, wholePage)
-    }
-    const most = Math.min(cap, remaining - 1)
-    if (most >= 1) {
-      const some = Envelope.fitCount(1, most, build, budget)
-      if (Either.isRight(some)) return done(some, wholePage)
-    }
-    return fragment()
+    const fitted = fitMost((n) => envelope(wholePage(n)), 1, cap, remaining, budget)
+    return fitted !== undefined ? done(Either.right(fitted), wholePage) : fragment()
   }
 
   // resuming inside a match: the rest of it whole, then as many whole matches as fit
@@ -193,17 +207,9 @@ export const page = <E>(
         following - n,
         nextAfter(k + 1 + n)
       )
-    const build = (n: number) => envelope(mixedPage(n))
     const cap = wholeCap(snapshot, k + 1, following, budget.limit - restCost)
-    if (cap === following) {
-      const all = Envelope.fitCount(following, following, build, budget)
-      if (Either.isRight(all)) return done(all, mixedPage)
-    }
-    const most = Math.min(cap, following - 1)
-    if (most >= 0) {
-      const some = Envelope.fitCount(0, most, build, budget)
-      if (Either.isRight(some)) return done(some, mixedPage)
-    }
+    const fitted = fitMost((n) => envelope(mixedPage(n)), 0, cap, following, budget)
+    if (fitted !== undefined) return done(Either.right(fitted), mixedPage)
   }
   return fragment()
 }
