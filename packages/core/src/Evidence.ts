@@ -221,11 +221,7 @@ export const make = (options: Options = {}) =>
         if (inUse + kept.length > o.maxRetainedBytes) {
           return yield* new QuotaExceeded({ retainedBytes: inUse, neededBytes: kept.length, limitBytes: o.maxRetainedBytes })
         }
-        const id = makeFilename(new Date(now), () => {
-          const b = new Uint8Array(3)
-          globalThis.crypto.getRandomValues(b)
-          return ((b[0]! << 16) | (b[1]! << 8) | b[2]!) / 0x1000000
-        }).replace(/\.log$/, extension)
+        const id = makeFilename(new Date(now), undefined, extension)
         const index = LineIndex.fromBytes(kept)
         yield* Effect.scoped(Effect.gen(function*() {
           const sink = yield* store.create(id)

@@ -28,9 +28,19 @@ export const checkFilename = (filename: string): string | undefined => {
   return undefined
 }
 
-/** A fresh file name, `YYYY-MM-DDTHH-MM-SS-mmmZ-xxxxxx.log`: the UTC time and six random hex digits. */
-export const makeFilename = (now: Date, random: () => number = Math.random): string => {
+/** A uniform fraction in [0, 1) from 24 bits of the platform's cryptographic random source. */
+export const randomFraction = (): number => {
+  const b = new Uint8Array(3)
+  globalThis.crypto.getRandomValues(b)
+  return ((b[0]! << 16) | (b[1]! << 8) | b[2]!) / 0x1000000
+}
+
+/**
+ * A fresh file name, `YYYY-MM-DDTHH-MM-SS-mmmZ-xxxxxx.log`: the UTC time and
+ * six random hex digits (from `random`, cryptographic by default).
+ */
+export const makeFilename = (now: Date, random: () => number = randomFraction, extension = ".log"): string => {
   const stamp = now.toISOString().replace(/:/g, "-").replace(".", "-")
   const hex = Math.floor(random() * 0x1000000).toString(16).padStart(6, "0")
-  return `${stamp}-${hex}.log`
+  return `${stamp}-${hex}${extension}`
 }

@@ -95,4 +95,4 @@ export interface Service {
 export class SpillStore extends Context.Tag("@spillway/core/SpillStore")<SpillStore, Service>() {}
 
 /** Name checks and fresh names, kept in a module of their own so small programs can use them alone. */
-export { checkFilename, makeFilename, MAX_NAME_BYTES } from "./SpillName.js"
+export { checkFilename, makeFilename, MAX_NAME_BYTES, randomFraction } from "./SpillName.js"

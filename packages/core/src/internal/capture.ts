@@ -19,12 +19,6 @@ export interface CaptureOptions {
   readonly salience?: Salience.Compiled | undefined
 }
 
-const randomHex = () => {
-  const b = new Uint8Array(3)
-  globalThis.crypto.getRandomValues(b)
-  return ((b[0]! << 16) | (b[1]! << 8) | b[2]!) / 0x1000000
-}
-
 const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
 
 const BATCH_BYTES = 1 << 20
@@ -77,7 +71,7 @@ export const make = (
 
     const startSpilling = Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const filename = SpillStore.makeFilename(now, randomHex)
+      const filename = SpillStore.makeFilename(now)
       const refused = yield* Effect.flip(policy.check({ _tag: "spill/write", filename })).pipe(Effect.option)
       if (refused._tag === "Some") return yield* fail(describe(refused.value))
       sinkScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
