@@ -18,6 +18,7 @@ import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
 import * as SearchPage from "./SearchPage.js"
 import { Secrets } from "./Secrets.js"
+import * as SpillPolicy from "./SpillPolicy.js"
 import { makeFilename, SpillStore } from "./SpillStore.js"
 import * as Utf8 from "./Utf8.js"
 
@@ -418,6 +419,39 @@ export class Evidence extends Context.Tag("@spillway/core/Evidence")<Evidence, S
 
 /** The evidence profile as a layer. */
 export const layer = (options: Options = {}) => Layer.effect(Evidence, make(options))
+
+/**
+ * A spill policy for one reader that applies the evidence authorizer to
+ * `readSpill`/`grepSpill` too: a file that is kept evidence may be read by
+ * name only by a reader the authorizer lets read it. Files that are not
+ * evidence are left to the spill profile's rules. Provide it per reader
+ * where both profiles share a directory.
+ */
+export const spillPolicyFor = (
+  reader: string
+): Layer.Layer<SpillPolicy.SpillPolicy, never, ManifestStore | EvidenceAuthorizer> =>
+  Layer.effect(
+    SpillPolicy.SpillPolicy,
+    Effect.gen(function*() {
+      const manifests = yield* ManifestStore
+      const authorizer = yield* EvidenceAuthorizer
+      const refuse = (filename: string, reason: string) =>
+        new SpillPolicy.SpillPolicyRefused({ operation: "spill/read", filename, reason })
+      return {
+        check: (operation) =>
+          operation._tag !== "spill/read"
+            ? Effect.void
+            : Effect.gen(function*() {
+              const m = yield* manifests.get(operation.filename).pipe(
+                Effect.mapError((e) => refuse(operation.filename, e.message))
+              )
+              if (m !== undefined && !(yield* authorizer.canRead(reader, m))) {
+                return yield* refuse(operation.filename, "this kept output belongs to another reader")
+              }
+            })
+      }
+    })
+  )
 
 /** Keeps a tool's output and returns the first result for the model. */
 export const retain = (output: Output) => Effect.flatMap(Evidence, (e) => e.retain(output))

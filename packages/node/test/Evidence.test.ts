@@ -1,6 +1,6 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Cursor, Evidence, ManifestStore, Secrets } from "@spillway/core"
+import { Cursor, Evidence, ManifestStore, Secrets, Spill } from "@spillway/core"
 import { NodeEvidence, NodeSpillStore } from "@spillway/node"
 import { ConfigProvider, Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
 import * as Fs from "node:fs"
@@ -255,6 +255,32 @@ describe("Evidence", () => {
       expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
       expect(fragments.join("")).toBe("long ".repeat(6000))
     }).pipe(Effect.provide(layer(tempDir()))))
+
+  it("lets the authorizer guard reads by file name too, when both profiles share the directory", async () => {
+    const directory = tempDir()
+    // one manifest store, shared by the evidence profile and the policy
+    const manifests = ManifestStore.layerMemory
+    const shared = Layer.mergeAll(
+      layer(directory, {}, manifests),
+      manifests,
+      authorizer
+    )
+    await Effect.runPromise(Effect.gen(function*() {
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
+      const readAs = (reader: string) =>
+        Spill.readSpill(r.evidence, { limit: 1 }).pipe(
+          Effect.provide(Spill.layerRead().pipe(
+            Layer.provide(NodeSpillStore.layer({ directory })),
+            Layer.provide(NodeFileSystem.layer),
+            Layer.provide(Evidence.spillPolicyFor(reader))
+          ))
+        )
+      expect((yield* readAs("alice")).text).toBe("step 1: ok ✓ \n")
+      const refused = yield* Effect.flip(readAs("mallory"))
+      expect(refused._tag).toBe("SpillPolicyRefused")
+      expect(refused.message).toContain("belongs to another reader")
+    }).pipe(Effect.provide(shared)))
+  })
 
   it("says a failed save failed, and hands out no cursor", async () => {
     const base = tempDir()
