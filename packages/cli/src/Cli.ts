@@ -34,8 +34,10 @@ const KILL_GRACE = Duration.seconds(3)
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
 
-const cliHint = (filename: string, next: number) =>
-  `Read more: spillway read ${filename} --offset ${next} --limit 200 · search: spillway grep PATTERN ${filename}`
+const cliHint = (filename: string, next: number) => ({
+  read: `Read more: spillway read ${filename} --offset ${next} --limit 200`,
+  search: `search: spillway grep PATTERN ${filename}`
+})
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
@@ -87,7 +89,7 @@ const run = Command.make(
       if (Option.isSome(shell) === argv.length > 0) {
         return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
       }
-      if (maxChars < 200) return yield* new Exit2({ message: `--max-chars must be 200 or more, got ${maxChars}` })
+      if (maxChars < 400) return yield* new Exit2({ message: `--max-chars must be 400 or more, got ${maxChars}` })
       // say which secret-looking environment values cannot be masked, rather than leave them silently
       const skipped = Secrets.skippedValuesFromEnv(process.env)
       if (skipped.length > 0) {

@@ -126,6 +126,16 @@ describe("spillway run", () => {
     expect(name).toBeDefined()
   })
 
+  it("still shows lines under a tight --max-chars, dropping the search hint first", () => {
+    const r = spillway(tempDir(), ["run", "--max-chars", "400", "-c", "seq 1 1000"])
+    expect([...r.stdout.trimEnd()].length).toBeLessThanOrEqual(400)
+    expect(r.stdout).toMatch(/\n1\n/)
+    expect(r.stdout).toMatch(/\n1000\n/)
+    expect(r.stdout).toContain("Read more: spillway read ")
+    expect(r.stdout).not.toContain("search:")
+    expect(spillway(tempDir(), ["run", "--max-chars", "399", "--", "true"]).status).toBe(2)
+  })
+
   it("reports signals as 128+N and an unstartable command as 127", () => {
     const dir = tempDir()
     const killed = spillway(dir, ["run", "-c", "echo before; kill -9 $$"])

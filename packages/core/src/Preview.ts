@@ -10,12 +10,21 @@ import type * as Salience from "./Salience.js"
 import { type LineRange, splitLines } from "./Projection.js"
 import * as Utf8 from "./Utf8.js"
 
-/** How a preview tells the reader to continue; receives the saved file's name and the first line not shown. */
-export type ReadHint = (filename: string, nextLine: number) => string
+/**
+ * How a preview tells the reader to continue, given the saved file's name and
+ * the first line not shown: how to read on, and how to search (left out when
+ * the cap is too tight for both).
+ */
+export type ReadHint = (filename: string, nextLine: number) => { readonly read: string; readonly search: string }
 
 /** The read-back instructions for the library's `readSpill` and `grepSpill`. */
-export const toolHint: ReadHint = (filename, nextLine) =>
-  `Read more with readSpill("${filename}", { offset: ${nextLine}, limit: 200 }); search with grepSpill("PATTERN", "${filename}").`
+export const toolHint: ReadHint = (filename, nextLine) => ({
+  read: `Read more with readSpill("${filename}", { offset: ${nextLine}, limit: 200 })`,
+  search: `search with grepSpill("PATTERN", "${filename}")`
+})
+
+const hintText = (hint: ReturnType<ReadHint>, withSearch: boolean) =>
+  withSearch ? `${hint.read}; ${hint.search}.` : `${hint.read}.`
 
 /** How a preview tells the reader to search the saved file for a pattern. */
 export type GrepHint = (pattern: string, filename: string) => string
@@ -78,9 +87,11 @@ export const make = (input: PreviewInput): Preview => {
   if (!input.tailAtLineStart && tailLines.length > 1) tailLines.shift()
 
   const header = `exit code ${input.exitCode} · ${input.totalLines} lines · ${input.totalBytes} bytes`
+  // The search instruction goes first when the cap is tight: reading on matters more.
+  const withSearch = input.maxChars >= 600
   const footer = (next: number) =>
     input.saved !== undefined
-      ? (input.hint ?? toolHint)(input.saved, next) + (input.savedInPart
+      ? hintText((input.hint ?? toolHint)(input.saved, next), withSearch) + (input.savedInPart
         ? ` [${input.saved} holds only lines 1-${input.savedInPart.lines} (${input.savedInPart.bytes} bytes): the output passed the per-file limit, and the rest was not kept.]`
         : "")
       : `[No copy was saved: ${input.notSaved ?? "unknown reason"}. Lines not shown are lost.]`
