@@ -95,7 +95,10 @@ const run = Command.make(
       if (skipped.length > 0) {
         yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
       }
-      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
+      // the masker is built here, not at start-up: only run writes
+      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint }).pipe(
+        Effect.provide(Secrets.layerFromEnv)
+      )
       const [file, ...args] = Option.isSome(shell) ? ["/bin/sh", "-c", shell.value] : argv
       const kept = yield* Effect.scoped(Effect.gen(function*() {
         const capture = yield* spill.capture()

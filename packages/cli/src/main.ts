@@ -8,7 +8,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { Spill, SpillPolicy } from "@spillway/core"
 import { NodeSpill } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
 import { signalCommand, spillway } from "./Cli.js"
@@ -28,7 +28,6 @@ const options: NodeSpill.Options = {}
 const services = Layer.mergeAll(
   NodeSpill.store(options),
   SpillPolicy.allowAll,
-  Secrets.layerFromEnv,
   NodePath.layer,
   NodeTerminal.layer,
   Layer.succeed(OutputTag, output)

@@ -268,7 +268,7 @@ export const make = (options: Options = {}) =>
       output: SearchOutput
     ): Effect.Effect<{ readonly evidence: string; readonly first: SearchResults }, RetainError | RetentionFailed> =>
       Effect.gen(function*() {
-        const raw = Utf8.encode(JSON.stringify(output.matches.map((m) => ({ ...m }))))
+        const raw = Utf8.encode(JSON.stringify(output.matches))
         const { manifest, text } = yield* keep(output.owner, output.tool, output.status, raw, ".json")
         const snapshot = yield* parseSnapshot(text)
         const first = yield* searchPage(manifest, snapshot, { match: 0, offset: 0 })

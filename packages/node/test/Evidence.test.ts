@@ -1,21 +1,13 @@
 import { NodeFileSystem } from "@effect/platform-node"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Cursor, Evidence, ManifestStore, Secrets, Spill } from "@spillway/core"
 import { NodeEvidence, NodeSpillStore } from "@spillway/node"
 import { ConfigProvider, Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
+import { tempDirs } from "./tempDirs.js"
 
-const made: Array<string> = []
-const tempDir = () => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-evidence-"))
-  made.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of made) Fs.rmSync(dir, { recursive: true, force: true })
-})
+const tempDir = tempDirs("spillway-evidence-")
 
 const KEY = new Uint8Array(32).fill(7)
 

@@ -1,26 +1,18 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { LineIndex, Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
 import { NodeSpillStore } from "@spillway/node"
 import { Clock, Effect, Exit, FastCheck as fc, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
+import { tempDirs } from "./tempDirs.js"
 
 const TOKEN = "correct-horse-battery-staple-42"
 
 /** A fresh spill directory per test, removed afterwards. */
-const made: Array<string> = []
-const tempDir = () => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-test-"))
-  made.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of made) Fs.rmSync(dir, { recursive: true, force: true })
-})
+const tempDir = tempDirs("spillway-test-")
 
 const spillLayer = (
   directory: string,
