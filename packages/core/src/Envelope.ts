@@ -50,18 +50,21 @@ const serialize = (value: unknown): string => JSON.stringify(value)
  * The largest `n` in `[min, max]` whose envelope `build(n)` serializes within
  * the budget. `build` must grow (not shrink) as `n` grows; the result is
  * checked, so a `build` that breaks this can only make the fit smaller, never
- * over the budget. Fails when even `build(min)` does not fit.
+ * over the budget. Fails when even `build(min)` does not fit. `render` is
+ * what the budget counts: the JSON serialization unless the result is
+ * delivered in another form (plain text, say).
  */
 export const fitCount = <A>(
   min: number,
   max: number,
   build: (n: number) => A,
-  budget: Budget
+  budget: Budget,
+  render: (value: A) => string = serialize
 ): Either.Either<Fitted<A>, EnvelopeTooSmall> => {
   const measure = budget.measure ?? "code-points"
   const attempt = (n: number) => {
     const value = build(n)
-    const serialized = serialize(value)
+    const serialized = render(value)
     return { value, count: n, serialized, size: sizeOf(serialized, measure) }
   }
   let best = attempt(min)

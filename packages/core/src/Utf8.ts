@@ -22,6 +22,13 @@ export const byteBoundary: (bytes: Uint8Array, index: number) => number = intern
 /** True when `index` is a code-point boundary of `bytes` (not a continuation byte of a valid sequence). */
 export const isByteBoundary: (bytes: Uint8Array, index: number) => boolean = internal.isByteBoundary
 
+/**
+ * How many bytes at the end of `bytes` begin a multi-byte sequence that
+ * more bytes could still complete (0 to 3): the part of a growing stream
+ * that cannot be decoded yet.
+ */
+export const incompleteSuffix: (bytes: Uint8Array) => number = internal.incompleteSuffix
+
 /** The longest prefix of `text` whose UTF-8 length is at most `maxBytes`, never splitting a code point. */
 export const takeBytes: (text: string, maxBytes: number) => string = internal.takeBytes
 

@@ -27,6 +27,12 @@ export * as Marker from "./Marker.js"
 export * as Preview from "./Preview.js"
 /** Whole-line head, tail and middle cuts with an exact account. */
 export * as Projection from "./Projection.js"
+/** Process jobs: spawn, spool, poll without consuming, wait, signal. */
+export * as Process from "./Process.js"
+/** Durable records of process jobs. */
+export * as ProcessManifests from "./ProcessManifests.js"
+/** The status view and byte pages of a job's output. */
+export * as ProcessView from "./ProcessView.js"
 /** Lines that explain a failure, found anywhere in an output. */
 export * as Salience from "./Salience.js"
 /** Masking of credentials and registered secret values. */

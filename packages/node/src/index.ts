@@ -14,3 +14,7 @@ export * as NodeChild from "./NodeChild.js"
 export * as SqlManifestStore from "./SqlManifestStore.js"
 /** The evidence profile on Node: spill-directory bodies, SQLite manifests, a persistent cursor key. */
 export * as NodeEvidence from "./NodeEvidence.js"
+/** Process jobs on Node: the command executor, spools and records in the retention directory. */
+export * as NodeProcess from "./NodeProcess.js"
+/** Job records in any SQL database, SQLite by default. */
+export * as SqlProcessManifests from "./SqlProcessManifests.js"

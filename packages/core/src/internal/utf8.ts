@@ -66,6 +66,17 @@ export const codePointLength = (text: string): number => {
 const sequenceLength = (b: number): number =>
   b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0
 
+/** Trailing bytes that start a multi-byte sequence more bytes could still complete. @internal */
+export const incompleteSuffix = (bytes: Uint8Array): number => {
+  const n = bytes.length
+  for (let back = 1; back <= Math.min(3, n); back++) {
+    const b = bytes[n - back]!
+    if ((b & 0xc0) === 0x80) continue
+    return sequenceLength(b) > back ? back : 0
+  }
+  return 0
+}
+
 /** @internal */
 export const isByteBoundary = (bytes: Uint8Array, index: number): boolean => byteBoundary(bytes, index) === index
 

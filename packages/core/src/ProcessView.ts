@@ -1,0 +1,255 @@
+/**
+ * What a model sees of a process job's output: the status view (the newest
+ * lines, then an `[output retention]` record that accounts for every byte
+ * the job wrote) and byte-addressed pages of the retained spool. Both are
+ * fitted whole to the delivery budget. Coordinates always count source
+ * bytes, also where malformed UTF-8 shows as U+FFFD. Pure functions: the
+ * process manager reads the bytes, this module shapes them.
+ *
+ * @since 0.1.0
+ */
+import { Either } from "effect"
+import * as Envelope from "./Envelope.js"
+import * as Utf8 from "./Utf8.js"
+
+/** Where a job is: still running, ended, or restored without an observed exit. */
+export type State = "running" | "exited" | "unknown"
+
+/** How a job ended, when it did. */
+export interface JobStatus {
+  readonly state: State
+  readonly exitCode?: number | undefined
+  /** The signal that ended the job, such as `SIGKILL`. */
+  readonly signal?: string | undefined
+}
+
+/** The byte accounting of one job. */
+export interface Accounting {
+  /** Raw stdout and stderr bytes the job wrote. */
+  readonly emitted: number
+  /** The readable, masked prefix of the spool (no partial code point, no withheld token). */
+  readonly retained: number
+  /** Bytes past the per-job capture limit. */
+  readonly captureLimitLoss: number
+  /** Why capture stopped early, when it did. */
+  readonly captureError?: string | undefined
+}
+
+/** How a wait ended. */
+export interface WaitOutcome {
+  readonly ended_by: "exit" | "match" | "timeout"
+  readonly waited_ms: number
+  /** The first line that matched, when the wait ended on a match. */
+  readonly match?: { readonly line: number; readonly text: string }
+}
+
+/** The tail status of a job whose clipped tail cannot be shown safely. */
+export const WITHHELD = "withheld_unverifiable_secret_context"
+
+/** The record that follows the newest lines. */
+export interface RetentionRecord {
+  readonly pid: number
+  readonly status: State
+  readonly exit_code?: number
+  readonly signal?: string
+  readonly emitted_bytes: number
+  readonly retained_bytes: number
+  /** Half-open intervals of source bytes the lines above show. */
+  readonly shown_intervals: ReadonlyArray<readonly [number, number]>
+  readonly capture_limit_loss_bytes: number
+  /** Every emitted byte not readable from the spool: past the limit, lost to an error, or not settled yet. */
+  readonly not_retained_bytes: number
+  readonly capture_error?: string
+  readonly tail_status?: typeof WITHHELD
+  /** Whether the spool is in the host's retention directory or a temporary one that ends with the host. */
+  readonly spool: "durable" | "temporary"
+  readonly expires_at?: string
+  readonly wait?: WaitOutcome
+  /** A cursor to the start of the retained output. */
+  readonly cursor: string
+  readonly next: string
+}
+
+/** The status view: newest lines, then the record, as one text. */
+export interface StatusView {
+  readonly _tag: "StatusView"
+  /** The newest lines shown (possibly none). */
+  readonly output: string
+  readonly retention: RetentionRecord
+  /** `output`, then `[output retention] ` and the record as JSON: what a model receives. */
+  readonly text: string
+}
+
+/** A page of retained output. */
+export interface Page {
+  readonly _tag: "Page"
+  readonly pid: number
+  readonly status: State
+  readonly exit_code?: number
+  readonly signal?: string
+  readonly offset: number
+  /** Where the next page starts; `offset + shown_bytes`. */
+  readonly next_offset: number
+  readonly offset_unit: "byte"
+  /** Source bytes this page covers. */
+  readonly shown_bytes: number
+  readonly content: string
+  readonly retained_bytes: number
+  readonly emitted_bytes: number
+  /** True when more retained bytes follow this page. */
+  readonly truncated: boolean
+  /** Present when more output follows, now or (while the job runs) later. */
+  readonly next_cursor?: string
+  readonly note?: string
+}
+
+/** The label before the record. */
+export const RECORD_LABEL = "[output retention]"
+
+const decode = (bytes: Uint8Array) => Utf8.decodeLossy(bytes)
+
+const statusFields = (status: JobStatus) => ({
+  ...(status.exitCode !== undefined ? { exit_code: status.exitCode } : {}),
+  ...(status.signal !== undefined ? { signal: status.signal } : {})
+})
+
+/** The view's text: the output, a line break if it lacks one, the label and the record. */
+export const render = (output: string, record: RetentionRecord): string =>
+  `${output}${output === "" || output.endsWith("\n") ? "" : "\n"}${RECORD_LABEL} ${JSON.stringify(record)}`
+
+/** What the status view is made from. */
+export interface StatusInput {
+  readonly pid: number
+  readonly status: JobStatus
+  readonly accounting: Accounting
+  readonly spool: "durable" | "temporary"
+  readonly expiresAt?: string | undefined
+  readonly wait?: WaitOutcome | undefined
+  /** A cursor to byte 0 of the retained output. */
+  readonly cursor: string
+  /** How to read on with `cursor`. */
+  readonly next: string
+  /**
+   * The newest bytes to take lines from and the source offset of the first;
+   * "withheld" when only a clipped tail exists, whose secret context cannot
+   * be checked.
+   */
+  readonly tail: { readonly bytes: Uint8Array; readonly start: number } | "withheld"
+  /** Most lines shown; 50 in the source design. */
+  readonly maxLines: number
+  readonly budget: Envelope.Budget
+}
+
+/**
+ * The status view: as many of the newest `maxLines` lines as fit the budget
+ * with the record (the oldest are dropped first), or, when not even one
+ * whole line fits, the end of the newest line. Fails only when the record
+ * alone does not fit.
+ */
+export const statusView = (input: StatusInput): Either.Either<StatusView, Envelope.EnvelopeTooSmall> => {
+  const a = input.accounting
+  const record = (shown: ReadonlyArray<readonly [number, number]>): RetentionRecord => ({
+    pid: input.pid,
+    status: input.status.state,
+    ...statusFields(input.status),
+    emitted_bytes: a.emitted,
+    retained_bytes: a.retained,
+    shown_intervals: shown,
+    capture_limit_loss_bytes: a.captureLimitLoss,
+    not_retained_bytes: Math.max(0, a.emitted - a.retained),
+    ...(a.captureError !== undefined ? { capture_error: a.captureError } : {}),
+    ...(input.tail === "withheld" ? { tail_status: WITHHELD } : {}),
+    spool: input.spool,
+    ...(input.expiresAt !== undefined ? { expires_at: input.expiresAt } : {}),
+    ...(input.wait !== undefined ? { wait: input.wait } : {}),
+    cursor: input.cursor,
+    next: input.next
+  })
+  const view = (output: string, shown: ReadonlyArray<readonly [number, number]>): StatusView => {
+    const retention = record(shown)
+    return { _tag: "StatusView", output, retention, text: render(output, retention) }
+  }
+  const fit = (max: number, build: (n: number) => StatusView) =>
+    Envelope.fitCount(0, max, build, input.budget, (v) => v.text)
+  if (input.tail === "withheld" || input.tail.bytes.length === 0) return Either.map(fit(0, () => view("", [])), (f) => f.value)
+  const { bytes, start } = input.tail
+  const end = start + bytes.length
+  // a window that starts inside the stream starts its first whole line after a line break
+  let first = 0
+  if (start > 0) {
+    const nl = bytes.indexOf(10)
+    first = nl === -1 ? bytes.length : nl + 1
+  }
+  const starts: Array<number> = []
+  if (first < bytes.length) starts.push(first)
+  for (let nl = bytes.indexOf(10, first); nl !== -1 && nl + 1 < bytes.length; nl = bytes.indexOf(10, nl + 1)) starts.push(nl + 1)
+  const lines = starts.slice(-input.maxLines)
+  const byLines = fit(lines.length, (k) => {
+    if (k === 0) return view("", [])
+    const from = lines[lines.length - k]!
+    return view(decode(bytes.subarray(from)), [[start + from, end]])
+  })
+  if (Either.isLeft(byLines) || byLines.right.count > 0) return Either.map(byLines, (f) => f.value)
+  // not one whole line fits: show as much of the end of the newest line as does
+  const lineStart = lines.length > 0 ? lines[lines.length - 1]! : first
+  const suffix = fit(bytes.length - lineStart, (n) => {
+    let from = bytes.length - n
+    while (from < bytes.length && !Utf8.isByteBoundary(bytes, from)) from++
+    return from === bytes.length ? view("", []) : view(decode(bytes.subarray(from)), [[start + from, end]])
+  })
+  return Either.map(suffix, (f) => f.value)
+}
+
+/** What a page is made from. */
+export interface PageInput {
+  readonly pid: number
+  readonly status: JobStatus
+  readonly accounting: Accounting
+  /** The source offset of `bytes[0]`, a code-point boundary. */
+  readonly offset: number
+  /** Retained bytes from `offset`: at least `limit` of them, or all there are. */
+  readonly bytes: Uint8Array
+  /** Most source bytes the page may cover. */
+  readonly limit: number
+  readonly cursorAt: (offset: number) => string
+  readonly budget: Envelope.Budget
+}
+
+/**
+ * The page at `offset`: the most whole code points, up to `limit` bytes,
+ * whose serialized envelope fits the budget. A page that has bytes to show
+ * advances by at least one code point, or fails explicitly.
+ */
+export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeTooSmall> => {
+  const { bytes, offset } = input
+  const a = input.accounting
+  const running = input.status.state === "running"
+  const build = (n: number): Page => {
+    const cut = Utf8.byteBoundary(bytes, n)
+    const next = offset + cut
+    const truncated = next < a.retained
+    return {
+      _tag: "Page",
+      pid: input.pid,
+      status: input.status.state,
+      ...statusFields(input.status),
+      offset,
+      next_offset: next,
+      offset_unit: "byte",
+      shown_bytes: cut,
+      content: decode(bytes.subarray(0, cut)),
+      retained_bytes: a.retained,
+      emitted_bytes: a.emitted,
+      truncated,
+      ...(truncated || running ? { next_cursor: input.cursorAt(next) } : {}),
+      ...(!truncated && running ? { note: "the job is still running: poll with next_cursor later for what it writes next" } : {}),
+      ...(!truncated && !running && a.retained < a.emitted
+        ? { note: `this is the end of the retained output; ${a.emitted - a.retained} emitted bytes were not retained` }
+        : {})
+    }
+  }
+  const max = Math.min(input.limit, bytes.length)
+  let min = max === 0 ? 0 : 1
+  while (min < max && !Utf8.isByteBoundary(bytes, min)) min++
+  return Either.map(Envelope.fitCount(min, max, build, input.budget), (f) => f.value)
+}

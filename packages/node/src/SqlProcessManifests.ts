@@ -1,0 +1,105 @@
+/**
+ * Job records over `@effect/sql`'s generic `SqlClient`, with SQLite as the
+ * embedded default: one table, `spillway_process_jobs`, keyed by the job's
+ * generation, in SQL that SQLite and PostgreSQL both accept. A record is the
+ * job manifest as JSON beside the columns a query needs.
+ *
+ * @since 0.1.0
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { ManifestStore, ProcessManifests } from "@spillway/core"
+import { Effect, Layer } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+
+const storeError = (operation: string) => (e: SqlError | unknown) =>
+  new ManifestStore.ManifestStoreError({
+    operation,
+    reason: e instanceof Error && e.message !== "" ? e.message : String(e)
+  })
+
+const isNumber = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u)
+const isOptional = <A>(u: unknown, is: (u: unknown) => u is A) => u === undefined || u === null || is(u)
+const isString = (u: unknown): u is string => typeof u === "string"
+
+/** Reads a stored record back, or fails on one this store could not have written. */
+const decode = (generation: unknown, body: unknown): Effect.Effect<ProcessManifests.JobManifest, ManifestStore.ManifestStoreError> =>
+  Effect.suspend(() => {
+    let m: Record<string, unknown>
+    try {
+      m = JSON.parse(String(body)) as Record<string, unknown>
+    } catch {
+      m = {}
+    }
+    const ok = isString(m.generation) && m.generation === generation && isNumber(m.pid) && isString(m.owner) &&
+      isString(m.channel) && isString(m.command) && isString(m.spool) && isNumber(m.startedAt) &&
+      isNumber(m.emittedBytes) && isNumber(m.spooledBytes) && isOptional(m.exitedAt, isNumber) &&
+      isOptional(m.exitCode, isNumber) && isOptional(m.signal, isString) && isOptional(m.captureError, isString)
+    return ok
+      ? Effect.succeed(m as unknown as ProcessManifests.JobManifest)
+      : Effect.fail(new ManifestStore.ManifestStoreError({ operation: "list", reason: `stored job ${JSON.stringify(String(generation))} is not a job record` }))
+  })
+
+/** The job record store over the SqlClient in context: creates its table if missing. */
+export const make: Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, SqlClient.SqlClient> = Effect
+  .gen(function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    yield* sql`CREATE TABLE IF NOT EXISTS spillway_process_jobs (
+      generation TEXT PRIMARY KEY,
+      owner TEXT NOT NULL,
+      channel TEXT NOT NULL,
+      started_at BIGINT NOT NULL,
+      body TEXT NOT NULL
+    )`.pipe(Effect.mapError(storeError("create table")))
+
+    const save = (m: ProcessManifests.JobManifest) => {
+      const body = JSON.stringify(m)
+      return sql`INSERT INTO spillway_process_jobs (generation, owner, channel, started_at, body)
+        VALUES (${m.generation}, ${m.owner}, ${m.channel}, ${m.startedAt}, ${body})
+        ON CONFLICT (generation) DO UPDATE SET body = ${body}`.pipe(Effect.asVoid, Effect.mapError(storeError("save")))
+    }
+
+    const list = sql<{ readonly generation: unknown; readonly body: unknown }>`SELECT generation, body
+      FROM spillway_process_jobs ORDER BY started_at, generation`.pipe(
+      Effect.mapError(storeError("list")),
+      Effect.flatMap((rows) => Effect.forEach(rows, (row) => decode(row.generation, row.body)))
+    )
+
+    const remove = (generation: string) =>
+      sql`DELETE FROM spillway_process_jobs WHERE generation = ${generation}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError("remove"))
+      )
+
+    return { save, list, remove } satisfies ProcessManifests.Service
+  })
+
+/** The job record store over the SqlClient in context. */
+export const layer: Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError, SqlClient.SqlClient> =
+  Layer.effect(ProcessManifests.ProcessManifests, make)
+
+/** The embedded default: SQLite in a file (created with its directory if missing, mode 0600 for the file). */
+export const layerSqlite = (
+  options: { readonly filename: string }
+): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
+  Layer.scoped(
+    ProcessManifests.ProcessManifests,
+    Effect.gen(function*() {
+      yield* Effect.try({
+        try: () => {
+          Fs.mkdirSync(Path.dirname(options.filename), { recursive: true, mode: 0o700 })
+          Fs.closeSync(Fs.openSync(options.filename, Fs.constants.O_RDWR | Fs.constants.O_CREAT, 0o600))
+          Fs.chmodSync(options.filename, 0o600)
+        },
+        catch: storeError("open")
+      })
+      const client = yield* SqliteClient.make({ filename: options.filename }).pipe(
+        Effect.provide(Reactivity.layer),
+        Effect.catchAllDefect((defect) => Effect.fail(storeError("open")(defect)))
+      )
+      return yield* Effect.provideService(make, SqlClient.SqlClient, client)
+    })
+  )

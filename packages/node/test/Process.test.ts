@@ -1,0 +1,497 @@
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
+import { Cursor, Process, ProcessManifests, ProcessView, Secrets } from "@spillway/core"
+import { SqlProcessManifests } from "@spillway/node"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { tempDirs } from "./tempDirs.js"
+
+const tempDir = tempDirs("spillway-process-")
+
+const KEY = new Uint8Array(32).fill(9)
+const me: Process.Caller = { owner: "alice", channel: "chat-1" }
+
+/** Callers whose access a test has taken away. */
+const revoked = new Set<string>()
+const authorizer = Layer.succeed(Process.ProcessAuthorizer, {
+  allow: (caller) => Effect.succeed(!revoked.has(caller.owner))
+})
+
+const platform = Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer))
+
+const deps = (manifests: Layer.Layer<ProcessManifests.ProcessManifests, unknown> = ProcessManifests.layerMemory) =>
+  Layer.mergeAll(
+    platform,
+    manifests,
+    Secrets.layer({ knownValues: ["hunter2-hunter2"] }),
+    Cursor.layerKey(KEY),
+    authorizer
+  ).pipe(Layer.orDie)
+
+/** A manager in the current scope. */
+const manager = (options: Process.Options = {}, manifests?: Layer.Layer<ProcessManifests.ProcessManifests, unknown>) =>
+  Effect.flatMap(Layer.build(deps(manifests)), (context) => Process.make(options).pipe(Effect.provide(context)))
+
+const shell = (command: string, extra: Partial<Process.StartRequest> = {}): Process.StartRequest => ({
+  command,
+  shell: true,
+  ...extra
+})
+
+const view = (result: ProcessView.StatusView | ProcessView.Page) => {
+  if (result._tag !== "StatusView") throw new Error("expected the status view")
+  return result
+}
+const page = (result: ProcessView.StatusView | ProcessView.Page) => {
+  if (result._tag !== "Page") throw new Error("expected a page")
+  return result
+}
+
+type Manager = Process.Manager
+
+/** Every retained byte, page by page from the status view's cursor; checks that pages are contiguous. */
+const readAll = (m: Manager, pid: number, limit?: number) =>
+  Effect.gen(function*() {
+    const status = view(yield* m.poll(me, { pid }))
+    let cursor: string | undefined = status.retention.cursor
+    let offset = 0
+    const parts: Array<string> = []
+    let pages = 0
+    while (cursor !== undefined) {
+      const p = page(yield* m.poll(me, { pid, cursor, limit }))
+      expect(p.offset).toBe(offset)
+      expect(p.next_offset).toBe(p.offset + p.shown_bytes)
+      parts.push(p.content)
+      offset = p.next_offset
+      pages++
+      cursor = p.truncated ? p.next_cursor : undefined
+    }
+    return { text: parts.join(""), end: offset, pages }
+  })
+
+const exited = (m: Manager, pid: number) => m.wait(me, { pid, timeoutMillis: 20_000 })
+
+describe("Process", () => {
+  it.scopedLive("shows the newest lines and an exact retention record after the exit", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const { pid } = yield* m.start(me, shell("printf 'one\\ntwo\\n'; exit 3"))
+      const done = yield* exited(m, pid)
+      expect(done.retention.wait?.ended_by).toBe("exit")
+      const v = view(yield* m.poll(me, { pid, offset: null }))
+      expect(v.output).toBe("one\ntwo\n")
+      expect(v.text.startsWith("one\ntwo\n[output retention] {")).toBe(true)
+      expect(JSON.parse(v.text.slice(v.text.indexOf("{")))).toEqual(v.retention)
+      expect(v.retention).toMatchObject({
+        pid,
+        status: "exited",
+        exit_code: 3,
+        emitted_bytes: 8,
+        retained_bytes: 8,
+        shown_intervals: [[0, 8]],
+        capture_limit_loss_bytes: 0,
+        not_retained_bytes: 0,
+        spool: "temporary"
+      })
+      expect(v.retention.tail_status).toBeUndefined()
+      // blank, "0" and 0 are the status view too, never a page
+      for (const offset of ["", " ", "0", 0, undefined]) expect((yield* m.poll(me, { pid, offset }))._tag).toBe("StatusView")
+      expect((yield* readAll(m, pid)).text).toBe("one\ntwo\n")
+    }))
+
+  it.scopedLive("shows at most the newest 50 lines, fewer when the budget cannot hold them", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ budgetChars: 1_000 })
+      const { pid } = yield* m.start(me, shell("seq 1 500"))
+      yield* exited(m, pid)
+      const small = view(yield* m.poll(me, { pid }))
+      expect(small.text.length).toBeLessThanOrEqual(1_000)
+      expect(small.output.endsWith("499\n500\n")).toBe(true)
+      const [[from, to]] = small.retention.shown_intervals
+      expect(to).toBe(small.retention.emitted_bytes)
+      expect(to - from).toBe(Buffer.byteLength(small.output))
+      const m2 = yield* manager()
+      const j = yield* m2.start(me, shell("seq 1 500"))
+      yield* exited(m2, j.pid)
+      const v = view(yield* m2.poll(me, { pid: j.pid }))
+      expect(v.output.split("\n").filter((l) => l !== "")).toEqual(Array.from({ length: 50 }, (_, i) => String(451 + i)))
+    }))
+
+  it.scopedLive("polls a trickle while it runs, and wait returns on a match, then on the exit", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const { pid } = yield* m.start(me, shell("for i in 1 2 3 4; do echo line$i; sleep 0.3; done"))
+      const matched = yield* m.wait(me, { pid, timeoutMillis: 10_000, pattern: "line2" })
+      expect(matched.retention.wait?.ended_by).toBe("match")
+      expect(matched.retention.wait?.match).toEqual({ line: 2, text: "line2" })
+      expect(matched.retention.status).toBe("running")
+      // a running job's page offers a cursor to come back for more
+      const first = page(yield* m.poll(me, { pid, cursor: matched.retention.cursor }))
+      expect(first.content.startsWith("line1\nline2\n")).toBe(true)
+      expect(first.next_cursor).toBeDefined()
+      const timedOut = yield* m.wait(me, { pid, timeoutMillis: 50, pattern: "never" })
+      expect(timedOut.retention.wait?.ended_by).toBe("timeout")
+      const done = yield* exited(m, pid)
+      expect(done.retention.wait?.ended_by).toBe("exit")
+      expect(done.output).toBe("line1\nline2\nline3\nline4\n")
+      // two readers: paging never moves the status view or another reader's position
+      const again = page(yield* m.poll(me, { pid, cursor: matched.retention.cursor }))
+      expect(again.offset).toBe(0)
+      expect(view(yield* m.poll(me, { pid })).output).toBe(done.output)
+      // a wait on a job that has ended returns at once
+      const late = yield* m.wait(me, { pid, timeoutMillis: 60_000 })
+      expect(late.retention.wait?.ended_by).toBe("exit")
+      expect(late.retention.wait!.waited_ms).toBeLessThan(1_000)
+    }))
+
+  it.scopedLive("accounts a 64 MiB flood exactly and withholds the clipped tail", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const { pid } = yield* m.start(me, shell("yes | head -c 64M"))
+      const v = yield* exited(m, pid)
+      const cap = 4 * 1024 * 1024
+      expect(v.retention).toMatchObject({
+        status: "exited",
+        exit_code: 0,
+        emitted_bytes: 64 * 1024 * 1024,
+        retained_bytes: cap,
+        capture_limit_loss_bytes: 60 * 1024 * 1024,
+        not_retained_bytes: 60 * 1024 * 1024,
+        shown_intervals: [],
+        tail_status: ProcessView.WITHHELD
+      })
+      expect(v.output).toBe("")
+      const last = page(yield* m.poll(me, { pid, offset: cap - 10, limit: 8_000 }))
+      expect(last).toMatchObject({ offset: cap - 10, shown_bytes: 10, content: "y\ny\ny\ny\ny\n", truncated: false })
+      expect(last.note).toContain(`${60 * 1024 * 1024} emitted bytes were not retained`)
+      expect((yield* m.poll(me, { pid, offset: cap + 1 }).pipe(Effect.flip))._tag).toBe("InvalidRequest")
+    }))
+
+  it.scopedLive("keeps every byte of interleaved stdout and stderr", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const { pid } = yield* m.start(me, shell("for i in $(seq 1 300); do echo out$i; echo err$i >&2; done"))
+      const v = yield* exited(m, pid)
+      const { text } = yield* readAll(m, pid, 8_000)
+      const lines = text.split("\n").filter((l) => l !== "")
+      expect(lines.length).toBe(600)
+      for (let i = 1; i <= 300; i++) {
+        expect(lines).toContain(`out${i}`)
+        expect(lines).toContain(`err${i}`)
+        expect(lines.indexOf(`out${i}`)).toBeLessThan(lines.indexOf(`out${i + 1}`) === -1 ? Infinity : lines.indexOf(`out${i + 1}`))
+      }
+      expect(v.retention.emitted_bytes).toBe(Buffer.byteLength(text))
+    }))
+
+  it.scopedLive("withholds a secret printed in two writes until it is whole, then shows it masked", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const token = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+      const { pid } = yield* m.start(me, shell(`printf 'key=${token.slice(0, 12)}'; sleep 0.6; printf '${token.slice(12)} done\\n'; sleep 0.3`))
+      // mid-way, the half-written token is held back, not shown and not readable
+      yield* Effect.sleep("300 millis")
+      const mid = view(yield* m.poll(me, { pid }))
+      expect(mid.retention.status).toBe("running")
+      expect(mid.retention.retained_bytes).toBe(0)
+      expect(mid.retention.not_retained_bytes).toBe(16)
+      expect(mid.text).not.toContain("ghp_")
+      yield* exited(m, pid)
+      const { text } = yield* readAll(m, pid)
+      expect(text).not.toContain(token.slice(4, 12))
+      expect(text).not.toContain(token.slice(12))
+      expect(text).toMatch(/^key=\*+ done\n$/)
+      expect(Buffer.byteLength(text)).toBe(Buffer.byteLength(`key=${token} done\n`))
+      // a registered secret is masked too
+      const j = yield* m.start(me, shell("echo pass hunter2-hunter2"))
+      expect((yield* exited(m, j.pid)).output).toBe("pass ***************\n")
+    }))
+
+  it.scopedLive("shows malformed bytes as U+FFFD while offsets count source bytes, and refuses offsets inside a character", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      // "ok", two malformed bytes, " €", then "é" x 20
+      const { pid } = yield* m.start(me, shell("printf 'ok\\377\\376 \\342\\202\\254'; for i in $(seq 1 20); do printf '\\303\\251'; done; echo"))
+      const v = yield* exited(m, pid)
+      const source = Buffer.concat([Buffer.from("ok"), Buffer.from([0xff, 0xfe]), Buffer.from(" €" + "é".repeat(20) + "\n")])
+      expect(v.retention.emitted_bytes).toBe(source.length)
+      expect(v.retention.retained_bytes).toBe(source.length)
+      expect(v.output).toBe("ok\uFFFD\uFFFD €" + "é".repeat(20) + "\n")
+      expect(v.retention.shown_intervals).toEqual([[0, source.length]])
+      // 5 is where the € starts; 6 and 7 are inside it
+      const euro = page(yield* m.poll(me, { pid, offset: 4, limit: 4 }))
+      expect(euro).toMatchObject({ offset: 4, content: " €", shown_bytes: 4, next_offset: 8 })
+      for (const offset of [6, 7]) {
+        const e = yield* m.poll(me, { pid, offset }).pipe(Effect.flip)
+        expect(e._tag).toBe("InvalidRequest")
+        expect(e.message).toContain("start at 5")
+      }
+      // pages of 5 bytes never divide an é (2 bytes): they take 4 and advance by whole characters
+      const all = yield* readAll(m, pid, 5)
+      expect(all.text).toBe(v.output)
+      expect(all.end).toBe(source.length)
+    }))
+
+  it.scopedLive("cancels a job that ignores SIGTERM with SIGKILL after the grace period", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ killGraceMillis: 300 })
+      const { pid } = yield* m.start(me, shell("trap '' TERM; echo ready; sleep 30"))
+      yield* m.wait(me, { pid, timeoutMillis: 5_000, pattern: "ready" })
+      const began = Date.now()
+      yield* m.cancel(me, pid)
+      expect(Date.now() - began).toBeGreaterThanOrEqual(250)
+      const v = view(yield* m.poll(me, { pid }))
+      expect(v.retention).toMatchObject({ status: "exited", signal: "SIGKILL" })
+      expect(v.output).toBe("ready\n")
+      expect((yield* m.cancel(me, pid).pipe(Effect.flip))._tag).toBe("JobNotRunning")
+      expect((yield* m.signal(me, pid, "SIGTERM").pipe(Effect.flip))._tag).toBe("JobNotRunning")
+    }))
+
+  it.scopedLive("sends signals to the process group and takes stdin", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const cat = yield* m.start(me, { command: "cat", stdin: "pipe" })
+      yield* m.writeStdin(me, cat.pid, "hello\n")
+      yield* m.writeStdin(me, cat.pid, new Uint8Array([0x68, 0x69, 0x0a]))
+      yield* m.closeStdin(me, cat.pid)
+      const done = yield* exited(m, cat.pid)
+      expect(done.output).toBe("hello\nhi\n")
+      expect(done.retention.exit_code).toBe(0)
+      expect((yield* m.writeStdin(me, cat.pid, "late").pipe(Effect.flip))._tag).toBe("JobNotRunning")
+      // stdin is closed by default, so cat ends at once
+      const closed = yield* m.start(me, { command: "cat" })
+      expect((yield* exited(m, closed.pid)).retention.exit_code).toBe(0)
+      const sleeper = yield* m.start(me, shell("sleep 30 & wait"))
+      expect((yield* m.writeStdin(me, sleeper.pid, "x").pipe(Effect.flip))._tag).toBe("StdinClosed")
+      expect((yield* m.signal(me, sleeper.pid, "SIGBOGUS").pipe(Effect.flip))._tag).toBe("InvalidRequest")
+      yield* m.signal(me, sleeper.pid, "SIGINT")
+      const v = yield* exited(m, sleeper.pid)
+      expect(v.retention.status).toBe("exited")
+      expect(v.retention.exit_code ?? v.retention.signal).toBeDefined()
+    }))
+
+  it.scopedLive("fails to start a command that does not exist, and keeps no job", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const e = yield* m.start(me, { command: "no-such-command-spillway" }).pipe(Effect.flip)
+      expect(e._tag).toBe("SpawnFailed")
+      expect((yield* m.start(me, { command: " " }).pipe(Effect.flip))._tag).toBe("InvalidRequest")
+      expect(yield* m.list(me)).toEqual([])
+    }))
+
+  it.scopedLive("a cursor binds its job's generation: a later job with a reused pid is out of its reach", () =>
+    Effect.gen(function*() {
+      // the real executor, reporting one pid for every process, as a host sees when pids wrap around
+      const reusing = Layer.effect(
+        CommandExecutor.CommandExecutor,
+        Effect.map(CommandExecutor.CommandExecutor, (real) =>
+          CommandExecutor.makeExecutor((command) =>
+            Effect.map(real.start(command), (p) =>
+              Object.assign(Object.create(Object.getPrototypeOf(p)), p, { pid: CommandExecutor.ProcessId(4242) })
+            )
+          ))
+      ).pipe(Layer.provide(NodeCommandExecutor.layer), Layer.provide(NodeFileSystem.layer))
+      const m = yield* Process.make().pipe(Effect.provide(reusing), Effect.provide(yield* Layer.build(deps())))
+      const a = yield* m.start(me, shell("echo first job"))
+      const aView = yield* exited(m, a.pid)
+      const b = yield* m.start(me, shell("echo second job"))
+      expect(b.pid).toBe(a.pid)
+      expect(b.generation).not.toBe(a.generation)
+      yield* exited(m, b.pid)
+      const e = yield* m.poll(me, { pid: a.pid, cursor: aView.retention.cursor }).pipe(Effect.flip)
+      expect(e._tag).toBe("StaleCursor")
+      expect(view(yield* m.poll(me, { pid: b.pid })).output).toBe("second job\n")
+      expect((yield* m.list(me)).map((j) => j.command)).toEqual(["echo second job"])
+    }))
+
+  it.scopedLive("refuses cursors that were altered or issued by another tool", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const { pid } = yield* m.start(me, shell("echo hi"))
+      const v = yield* exited(m, pid)
+      const [, payload, tag] = v.retention.cursor.split(".")
+      const altered = `spw1.${payload}.${tag.startsWith("A") ? "B" : "A"}${tag.slice(1)}`
+      expect((yield* m.poll(me, { pid, cursor: altered }).pipe(Effect.flip))._tag).toBe("CursorError")
+      const foreign = yield* Cursor.encode({ tool: "get_tool_output", evidence: String(pid), offset: 0, unit: "byte" }).pipe(
+        Effect.provide(Cursor.layerKey(KEY))
+      )
+      expect((yield* m.poll(me, { pid, cursor: foreign }).pipe(Effect.flip))._tag).toBe("CursorError")
+      // a cursor takes precedence over an offset
+      expect(page(yield* m.poll(me, { pid, cursor: v.retention.cursor, offset: 2 })).offset).toBe(0)
+      for (const limit of [3, 8_001, 1.5]) {
+        expect((yield* m.poll(me, { pid, offset: 1, limit }).pipe(Effect.flip))._tag).toBe("InvalidRequest")
+      }
+      expect((yield* m.poll(me, { pid, offset: -1 }).pipe(Effect.flip))._tag).toBe("InvalidRequest")
+    }))
+
+  it.scopedLive("checks owner, channel and the authorizer on every action, and again after a wait", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const bob = { owner: "bob", channel: "chat-1" }
+      const otherChannel = { owner: "alice", channel: "chat-2" }
+      const { pid } = yield* m.start(me, shell("sleep 0.5; echo secret-ish"))
+      for (const who of [bob, otherChannel]) {
+        expect((yield* m.poll(who, { pid }).pipe(Effect.flip))._tag).toBe("ProcessAccessDenied")
+        expect((yield* m.signal(who, pid, "SIGTERM").pipe(Effect.flip))._tag).toBe("ProcessAccessDenied")
+        expect(yield* m.list(who)).toEqual([])
+      }
+      const revocable = { owner: "carol", channel: "c" }
+      const job = yield* m.start(revocable, shell("sleep 0.4; echo done"))
+      const waiting = yield* Effect.fork(m.wait(revocable, { pid: job.pid, timeoutMillis: 10_000 }))
+      yield* Effect.sleep("100 millis")
+      revoked.add("carol")
+      const after = yield* waiting.await
+      revoked.delete("carol")
+      expect(Exit.isFailure(after) && JSON.stringify(after.cause)).toContain("ProcessAccessDenied")
+      expect((yield* m.poll(me, { pid: 999_999 }).pipe(Effect.flip))._tag).toBe("JobNotFound")
+    }))
+
+  it.scopedLive("counts output past the per-job limit without keeping it", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ captureLimitBytes: 1_000, smallStreamBytes: 100 })
+      const { pid } = yield* m.start(me, shell("seq 1 1000"))
+      const v = yield* exited(m, pid)
+      const whole = Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join("")
+      expect(v.retention).toMatchObject({
+        emitted_bytes: whole.length,
+        retained_bytes: 1_000,
+        capture_limit_loss_bytes: whole.length - 1_000,
+        not_retained_bytes: whole.length - 1_000,
+        tail_status: ProcessView.WITHHELD
+      })
+      expect((yield* readAll(m, pid)).text).toBe(whole.slice(0, 1_000))
+    }))
+
+  it.scopedLive("a partial code point at the capture limit is not part of the readable prefix", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ captureLimitBytes: 4 })
+      const { pid } = yield* m.start(me, shell("printf 'ab\\342\\202\\254cd'"))
+      const v = yield* exited(m, pid)
+      expect(v.retention).toMatchObject({ emitted_bytes: 7, retained_bytes: 2, not_retained_bytes: 5, capture_limit_loss_bytes: 3 })
+      expect((yield* readAll(m, pid)).text).toBe("ab")
+    }))
+
+  it.scopedLive("a spent quota sets a capture error at once; a small complete stream still shows its true tail", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ quotaBytes: 500 })
+      const { pid } = yield* m.start(me, shell("seq 1 400"))
+      const v = yield* exited(m, pid)
+      const whole = Array.from({ length: 400 }, (_, i) => `${i + 1}\n`).join("")
+      expect(v.retention.capture_error).toContain("quota")
+      expect(v.retention.retained_bytes).toBe(500)
+      expect(v.retention.not_retained_bytes).toBe(whole.length - 500)
+      expect(v.retention.tail_status).toBeUndefined()
+      expect(v.output.endsWith("399\n400\n")).toBe(true)
+      const [[from, to]] = v.retention.shown_intervals
+      expect(to).toBe(whole.length)
+      expect(whole.slice(from, to)).toBe(v.output)
+      expect((yield* readAll(m, pid)).text).toBe(whole.slice(0, 500))
+      // with the quota spent, the next job keeps nothing, and a stream too large for memory shows no tail
+      const m2 = yield* manager({ quotaBytes: 500, smallStreamBytes: 100 })
+      const big = yield* m2.start(me, shell("seq 1 400"))
+      const bv = yield* exited(m2, big.pid)
+      expect(bv.retention).toMatchObject({ retained_bytes: 500, tail_status: ProcessView.WITHHELD, shown_intervals: [] })
+      const next = yield* m2.start(me, shell("echo after"))
+      const nv = yield* exited(m2, next.pid)
+      expect(nv.retention.retained_bytes).toBe(0)
+      expect(nv.retention.capture_error).toContain("quota")
+      expect(nv.output).toBe("after\n")
+      expect(yield* m2.quotaUsed).toBe(500)
+    }))
+
+  it.scopedLive("output expires after the exit, reads do not renew it, and a sweep removes the spool", () =>
+    Effect.gen(function*() {
+      const directory = Path.join(tempDir(), "spools")
+      const m = yield* manager({ directory, ttlMillis: 400 })
+      const { pid } = yield* m.start(me, shell("echo soon gone"))
+      const v = yield* exited(m, pid)
+      expect(v.retention.spool).toBe("durable")
+      expect(Date.parse(v.retention.expires_at!)).toBeGreaterThan(Date.now())
+      const spools = Fs.readdirSync(directory).filter((f) => f.endsWith(".spool"))
+      expect(spools.length).toBe(1)
+      expect(Fs.statSync(Path.join(directory, spools[0])).mode & 0o777).toBe(0o600)
+      expect(Fs.statSync(directory).mode & 0o777).toBe(0o700)
+      yield* Effect.sleep("250 millis")
+      yield* m.poll(me, { pid })
+      yield* Effect.sleep("250 millis")
+      expect((yield* m.poll(me, { pid }).pipe(Effect.flip))._tag).toBe("JobExpired")
+      expect(yield* m.sweep).toBe(1)
+      expect(Fs.readdirSync(directory).filter((f) => f.endsWith(".spool"))).toEqual([])
+      expect((yield* m.poll(me, { pid }).pipe(Effect.flip))._tag).toBe("JobNotFound")
+      expect(yield* m.quotaUsed).toBe(0)
+    }))
+
+  it.live("restores jobs read-only after a restart in the middle of a job", () =>
+    Effect.gen(function*() {
+      const directory = tempDir()
+      const records = () => SqlProcessManifests.layerSqlite({ filename: Path.join(directory, "jobs.sqlite") })
+      const first = yield* Scope.make()
+      const m1 = yield* manager({ directory }, records()).pipe(Scope.extend(first))
+      const done = yield* m1.start(me, shell("echo finished; exit 4"))
+      const doneView = yield* exited(m1, done.pid)
+      const running = yield* m1.start(me, shell("echo before; sleep 30", { stdin: "pipe" }))
+      const before = yield* m1.wait(me, { pid: running.pid, timeoutMillis: 10_000, pattern: "before" })
+      yield* Scope.close(first, Exit.void)
+
+      const second = yield* Scope.make()
+      const m2 = yield* manager({ directory }, records()).pipe(Scope.extend(second))
+      const jobs = yield* m2.list(me)
+      expect(jobs.map((j) => [j.pid, j.status, j.read_only])).toEqual([
+        [done.pid, "exited", true],
+        [running.pid, "unknown", true]
+      ])
+      const restored = view(yield* m2.poll(me, { pid: running.pid }))
+      expect(restored.output).toBe("before\n")
+      expect(restored.retention.status).toBe("unknown")
+      expect(Date.parse(restored.retention.expires_at!)).toBe(Date.parse(running.started_at) + 24 * 60 * 60 * 1000)
+      // cursors from before the restart still read the same output
+      expect(page(yield* m2.poll(me, { pid: running.pid, cursor: before.retention.cursor })).content).toBe("before\n")
+      const finished = view(yield* m2.poll(me, { pid: done.pid }))
+      expect(finished.retention).toMatchObject({ status: "exited", exit_code: 4, expires_at: doneView.retention.expires_at })
+      expect((yield* m2.writeStdin(me, running.pid, "x").pipe(Effect.flip))._tag).toBe("JobReadOnly")
+      expect((yield* m2.signal(me, running.pid, "SIGTERM").pipe(Effect.flip))._tag).toBe("JobReadOnly")
+      expect((yield* m2.cancel(me, running.pid).pipe(Effect.flip))._tag).toBe("JobReadOnly")
+      expect((yield* m2.poll({ owner: "bob", channel: "chat-1" }, { pid: done.pid }).pipe(Effect.flip))._tag).toBe(
+        "ProcessAccessDenied"
+      )
+      yield* Scope.close(second, Exit.void)
+    }))
+
+  it.scopedLive("100 jobs at once: every emitted byte is counted and nothing retained is lost", () =>
+    Effect.gen(function*() {
+      const m = yield* manager()
+      const size = 2 * 1024 * 1024
+      const started = yield* Effect.forEach(
+        Array.from({ length: 100 }, (_, i) => i),
+        (i) => m.start(me, shell(`yes job${String(i).padStart(3, "0")} | head -c ${size}`)),
+        { concurrency: 10 }
+      )
+      const views = yield* Effect.forEach(started, (s) => exited(m, s.pid), { concurrency: "unbounded" })
+      let kept = 0
+      for (const [i, v] of views.entries()) {
+        const r = v.retention
+        expect(r.emitted_bytes).toBe(size)
+        expect(r.retained_bytes + r.not_retained_bytes).toBe(size)
+        kept += r.retained_bytes
+        const line = `job${String(i).padStart(3, "0")}\n`
+        if (r.retained_bytes < size) expect(r.capture_error).toContain("quota")
+        if (r.retained_bytes === 0) continue
+        // the first and last retained pages hold exactly what the job wrote there
+        const head = page(yield* m.poll(me, { pid: v.retention.pid, offset: 1, limit: 8_000 }))
+        expect(head.content).toBe(line.repeat(2_000).slice(1, 1 + head.shown_bytes))
+        const at = r.retained_bytes - 70
+        const tail = page(yield* m.poll(me, { pid: v.retention.pid, offset: at, limit: 8_000 }))
+        expect(tail.next_offset).toBe(r.retained_bytes)
+        expect(tail.content).toBe(line.repeat(2_000).slice(at % line.length, at % line.length + 70))
+      }
+      expect(kept).toBe(128 * 1024 * 1024)
+      expect(yield* m.quotaUsed).toBe(128 * 1024 * 1024)
+      // one job read back whole, page by page
+      const whole = yield* readAll(m, views[0].retention.pid, 8_000)
+      expect(whole.end).toBe(views[0].retention.retained_bytes)
+      expect(whole.text).toBe("job000\n".repeat(size / 7 + 1).slice(0, whole.end))
+    }), 120_000)
+})
