@@ -219,6 +219,56 @@ const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, o
   add("evidence page at the end of 64 MiB vs at its start", times.end, times.start, "within 2x", times.end / times.start <= 2)
 }
 
+{
+  // A process job's spool against the shell's own redirect of the same
+  // stream, and the status view of a job whose 4 MiB spool is full against
+  // `tail -n 50` of the same bytes.
+  const { Effect, Layer } = await import("effect")
+  const { Process } = await import("@spillway/core")
+  const { NodeProcess } = await import("@spillway/node")
+  const directory = Path.join(data, "spools")
+  const me = { owner: "bench", channel: "bench" }
+  const logBytes = Fs.statSync(log).size
+  const spoolOnce = () =>
+    Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(NodeProcess.layer({ directory, captureLimitBytes: logBytes, quotaBytes: logBytes }))
+      const started = performance.now()
+      const { pid } = yield* Process.start(me, { command: "cat", args: [log] }).pipe(Effect.provide(context))
+      const v = yield* Process.wait(me, { pid, timeoutMillis: 600_000 }).pipe(Effect.provide(context))
+      if (v.retention.retained_bytes !== logBytes) throw new Error("the spool did not keep every byte")
+      return performance.now() - started
+    }))).finally(() => Fs.rmSync(directory, { recursive: true, force: true }))
+  const ours = []
+  const theirs = []
+  for (let i = 0; i < 5; i++) {
+    ours.push(await spoolOnce())
+    theirs.push((await timed(`cat ${q(log)} > ${q(out)}`)).ms)
+  }
+  const a = median(ours)
+  const b = median(theirs)
+  add(`spool ${size / MiB} MiB: process job vs cat F > out`, a, b, "within 3x", a / b <= 3)
+
+  const status = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(NodeProcess.layer({ directory }))
+    const { pid } = yield* Process.start(me, { command: "cat", args: [log] }).pipe(Effect.provide(context))
+    const v = yield* Process.wait(me, { pid, timeoutMillis: 600_000 }).pipe(Effect.provide(context))
+    if (v.retention.retained_bytes !== 4 * MiB) throw new Error("the spool is not full")
+    const times = []
+    for (let i = 0; i < 51; i++) {
+      const t = performance.now()
+      yield* Process.poll(me, { pid }).pipe(Effect.provide(context))
+      times.push(performance.now() - t)
+    }
+    return median(times)
+  }))).finally(() => Fs.rmSync(directory, { recursive: true, force: true }))
+  const head4 = Path.join(data, "head-4m.txt")
+  Fs.writeFileSync(head4, Fs.readFileSync(log).subarray(0, 4 * MiB))
+  const tails = []
+  for (let i = 0; i < 15; i++) tails.push((await timed(`tail -n 50 ${q(head4)} > /dev/null`)).ms)
+  const t = median(tails)
+  add("status view of a full 4 MiB spool vs tail -n 50", status, t, "faster than tail", status < t)
+}
+
 const fmt = (x, unit) => (unit === "MiB" ? `${x.toFixed(1)} MiB` : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`)
 const header = ["benchmark", "spillway", "other tool", "ratio", "target", "met"]
 const table = rows.map((r) => [

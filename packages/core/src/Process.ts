@@ -351,7 +351,10 @@ interface Job {
   captureError: string | undefined
   /** True once the stream has ended and the masker has let out everything. */
   settled: boolean
+  /** Completed (and replaced) when output is spooled or the job ends. */
   changed: Deferred.Deferred<void>
+  /** Completed when the job has ended and all its output is in. */
+  ended: Deferred.Deferred<void>
   savedAt: number
   process: CommandExecutor.Process | undefined
   stdin: Queue.Queue<Uint8Array | null> | undefined
@@ -476,11 +479,13 @@ export const make = (options: Options = {}) =>
         captureError: m.captureError,
         settled: true,
         changed: Deferred.unsafeMake<void>(FiberId.none),
+        ended: Deferred.unsafeMake<void>(FiberId.none),
         savedAt: 0,
         process: undefined,
         stdin: undefined,
         scope: undefined
       }
+      Deferred.unsafeDone(job.ended, Exit.void)
       jobs.set(job.generation, job)
       byPid.set(job.pid, job.generation)
       quotaUsed += size
@@ -501,43 +506,82 @@ export const make = (options: Options = {}) =>
 
     const statusOf = (job: Job): ProcessView.JobStatus => ({ state: job.state, exitCode: job.exitCode, signal: job.signal })
 
+    /**
+     * Writes spool parts behind the drain: while one write is in flight the
+     * next parts queue up and go out together, so a flood is written in large
+     * batches and a trickle at once. The queue is bounded, which holds the
+     * drain (and so the child's pipe) back when the disk falls behind.
+     */
+    const writer = (job: Job, file: FileSystem.File) =>
+      Effect.gen(function*() {
+        const queue = yield* Queue.bounded<Uint8Array | null>(64)
+        // after a failed write nothing more is written: the spool must stay one contiguous prefix
+        let failed = false
+        const fiber = yield* Effect.fork(Effect.gen(function*() {
+          for (;;) {
+            const parts = [...(yield* Queue.takeBetween(queue, 1, Number.POSITIVE_INFINITY))]
+            const end = parts.indexOf(null)
+            const batch = (end === -1 ? parts : parts.slice(0, end)) as Array<Uint8Array>
+            if (batch.length > 0) {
+              const bytes = batch.length === 1 ? batch[0]! : concat(batch)
+              if (failed) quotaUsed -= bytes.length
+              else {
+                yield* file.writeAll(bytes).pipe(
+                  Effect.map(() => {
+                    job.spooled += bytes.length
+                    const tail = job.last.length + bytes.length <= 3 ? concat([job.last, bytes]) : bytes.subarray(Math.max(0, bytes.length - 3))
+                    job.last = Uint8Array.from(tail.subarray(Math.max(0, tail.length - 3)))
+                  }),
+                  Effect.catchAll((e) =>
+                    Effect.sync(() => {
+                      failed = true
+                      quotaUsed -= bytes.length
+                      job.captureError = `writing the spool failed (${e.message}); later output is counted, not kept`
+                    })
+                  )
+                )
+                notify(job)
+              }
+            }
+            if (end !== -1) return
+          }
+        }))
+        return {
+          write: (part: Uint8Array) => Queue.offer(queue, part),
+          /** Waits until everything queued is written. */
+          flush: Effect.zipRight(Queue.offer(queue, null), Fiber.join(fiber))
+        }
+      })
+
+    type Writer = Effect.Effect.Success<ReturnType<typeof writer>>
+
     /** Takes masked output the masker let out: keeps it in memory while small, and spools what the limit and quota allow. */
-    const accept = (job: Job, file: FileSystem.File, out: Uint8Array) =>
+    const accept = (job: Job, spool: Writer, out: Uint8Array) =>
       Effect.suspend(() => {
+        const start = job.maskedOut
         job.maskedOut += out.length
         if (job.memory !== undefined) {
           if (job.maskedOut <= o.smallStreamBytes) job.memory.push(Uint8Array.from(out))
           else job.memory = undefined
         }
         if (job.captureError !== undefined || out.length === 0) return Effect.void
-        let take = Math.min(out.length, Math.max(0, o.captureLimitBytes - job.spooled))
+        // bytes queued for the spool end where the masker's output had reached
+        let take = Math.min(out.length, Math.max(0, o.captureLimitBytes - start))
         if (take > o.quotaBytes - quotaUsed) {
           take = Math.max(0, o.quotaBytes - quotaUsed)
           job.captureError = `the ${o.quotaBytes}-byte quota for all spools is used up; later output is counted, not kept`
         }
         if (take === 0) return Effect.void
         quotaUsed += take
-        const part = out.subarray(0, take)
-        return file.writeAll(part).pipe(
-          Effect.map(() => {
-            job.spooled += take
-            const tail = job.last.length + take <= 3 ? concat([job.last, part]) : part.subarray(Math.max(0, take - 3))
-            job.last = Uint8Array.from(tail.subarray(Math.max(0, tail.length - 3)))
-          }),
-          Effect.catchAll((e) =>
-            Effect.sync(() => {
-              quotaUsed -= take
-              job.captureError = `writing the spool failed (${e.message}); later output is counted, not kept`
-            })
-          )
-        )
+        // the masker's output is a fresh buffer each time, so it is queued as it is
+        return spool.write(out.subarray(0, take))
       })
 
-    const onChunk = (job: Job, stream: ReturnType<typeof masker.stream>, file: FileSystem.File) => (chunk: Uint8Array) =>
+    const onChunk = (job: Job, stream: ReturnType<typeof masker.stream>, spool: Writer) => (chunk: Uint8Array) =>
       Effect.gen(function*() {
         job.emitted += chunk.length
         // past the limit nothing more is kept (but a small stream's copy in memory), so nothing more needs masking
-        if (job.maskedOut < o.captureLimitBytes || job.memory !== undefined) yield* accept(job, file, stream.push(chunk))
+        if (job.maskedOut < o.captureLimitBytes || job.memory !== undefined) yield* accept(job, spool, stream.push(chunk))
         const now = yield* Clock.currentTimeMillis
         if (now - job.savedAt >= o.saveEveryMillis) yield* save(job)
         notify(job)
@@ -610,6 +654,7 @@ export const make = (options: Options = {}) =>
           captureError: undefined,
           settled: false,
           changed: Deferred.unsafeMake<void>(FiberId.none),
+          ended: Deferred.unsafeMake<void>(FiberId.none),
           savedAt: now,
           process,
           stdin,
@@ -633,8 +678,15 @@ export const make = (options: Options = {}) =>
     const run = (job: Job, process: CommandExecutor.Process, file: FileSystem.File) =>
       Effect.gen(function*() {
         const stream = masker.stream()
-        const drain = yield* Stream.merge(process.stdout, process.stderr).pipe(
-          Stream.runForEach(onChunk(job, stream, file)),
+        const spool = yield* writer(job, file)
+        // two drains, one lock: Stream.merge would cost twice the time of reading the pipes
+        const lock = yield* Effect.makeSemaphore(1)
+        const handle = onChunk(job, stream, spool)
+        const take = (chunk: Uint8Array) => lock.withPermits(1)(handle(chunk))
+        const drain = yield* Effect.all(
+          [Stream.runForEach(process.stdout, take), Stream.runForEach(process.stderr, take)],
+          { concurrency: 2, discard: true }
+        ).pipe(
           Effect.catchAll((e) => Effect.sync(() => void (job.captureError ??= `reading the job's output failed: ${e.message}`))),
           Effect.fork
         )
@@ -644,7 +696,8 @@ export const make = (options: Options = {}) =>
           Effect.timeout(Duration.millis(o.drainGraceMillis)),
           Effect.catchAll(() => Fiber.interrupt(drain))
         )
-        if (job.maskedOut < o.captureLimitBytes || job.memory !== undefined) yield* accept(job, file, stream.end())
+        if (job.maskedOut < o.captureLimitBytes || job.memory !== undefined) yield* accept(job, spool, stream.end())
+        yield* spool.flush
         if (job.stdin !== undefined) yield* Queue.shutdown(job.stdin)
         job.state = "exited"
         job.exitedAt = now
@@ -654,6 +707,7 @@ export const make = (options: Options = {}) =>
         job.process = undefined
         yield* save(job)
         notify(job)
+        Deferred.unsafeDone(job.ended, Exit.void)
       })
 
     const info = (job: Job): JobInfo => ({
@@ -837,7 +891,8 @@ export const make = (options: Options = {}) =>
           else if (job.state !== "running") outcome = { ended_by: "exit", waited_ms: now - began }
           else if (now - began >= request.timeoutMillis) outcome = { ended_by: "timeout", waited_ms: now - began }
           else {
-            yield* Deferred.await(changed).pipe(
+            // without a pattern, only the end matters: output does not wake the wait
+            yield* Deferred.await(matcher !== undefined ? changed : job.ended).pipe(
               Effect.timeoutOption(Duration.millis(request.timeoutMillis - (now - began)))
             )
           }
@@ -903,7 +958,7 @@ export const make = (options: Options = {}) =>
       Effect.gen(function*() {
         const { job, process } = yield* live(caller, pid, "cancel")
         yield* terminate(process)
-        while (job.state === "running") yield* Deferred.await(job.changed)
+        yield* Deferred.await(job.ended)
       })
 
     /** Removes the spools and records of expired jobs; returns how many. */

@@ -1,10 +1,12 @@
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Cursor, Process, ProcessManifests, ProcessView, Secrets } from "@spillway/core"
-import { SqlProcessManifests } from "@spillway/node"
+import { NodeProcess, SqlProcessManifests } from "@spillway/node"
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -402,6 +404,39 @@ describe("Process", () => {
       expect(yield* m2.quotaUsed).toBe(500)
     }))
 
+  it.scopedLive("a failed spool write sets a capture error at once and keeps the prefix written before it", () =>
+    Effect.gen(function*() {
+      // the real file system, except that spool writes fail once 4,096 bytes are written
+      const failing = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (fs) => ({
+          ...fs,
+          open: (file: string, options?: FileSystem.OpenFileOptions) =>
+            Effect.map(fs.open(file, options), (handle) => {
+              if (!file.endsWith(".spool") || options?.flag !== "wx") return handle
+              let written = 0
+              return Object.assign(Object.create(handle) as FileSystem.File, {
+                writeAll: (bytes: Uint8Array) => {
+                  if (written + bytes.length > 4_096) return Effect.fail(new PlatformError.SystemError({ reason: "Unknown", module: "FileSystem", method: "writeAll", description: "disk full" }))
+                  written += bytes.length
+                  return handle.writeAll(bytes)
+                }
+              })
+            })
+        }))
+      ).pipe(Layer.provide(NodeFileSystem.layer))
+      const m = yield* Process.make().pipe(Effect.provide(failing), Effect.provide(yield* Layer.build(deps())))
+      const { pid } = yield* m.start(me, shell("for i in $(seq 1 300); do seq 1 100; sleep 0.001; done"))
+      const v = yield* exited(m, pid)
+      expect(v.retention.capture_error).toContain("disk full")
+      const whole = Array.from({ length: 300 }, () => Array.from({ length: 100 }, (_, i) => `${i + 1}\n`).join("")).join("")
+      expect(v.retention.emitted_bytes).toBe(whole.length)
+      expect(v.retention.retained_bytes).toBeLessThanOrEqual(4_096)
+      expect(v.retention.not_retained_bytes).toBe(whole.length - v.retention.retained_bytes)
+      expect(v.retention.tail_status).toBe(ProcessView.WITHHELD)
+      expect((yield* readAll(m, pid)).text).toBe(whole.slice(0, v.retention.retained_bytes))
+    }))
+
   it.scopedLive("output expires after the exit, reads do not renew it, and a sweep removes the spool", () =>
     Effect.gen(function*() {
       const directory = Path.join(tempDir(), "spools")
@@ -494,4 +529,37 @@ describe("Process", () => {
       expect(whole.end).toBe(views[0].retention.retained_bytes)
       expect(whole.text).toBe("job000\n".repeat(size / 7 + 1).slice(0, whole.end))
     }), 120_000)
+})
+
+describe("NodeProcess", () => {
+  it.scopedLive("wires a durable manager: records, key and spools in the retention directory", () =>
+    Effect.gen(function*() {
+      const directory = tempDir()
+      const context = yield* Layer.build(NodeProcess.layer({ directory }))
+      const started = yield* Process.start(me, shell("echo wired")).pipe(Effect.provide(context))
+      const v = yield* Process.wait(me, { pid: started.pid, timeoutMillis: 10_000 }).pipe(Effect.provide(context))
+      expect(v.output).toBe("wired\n")
+      expect(v.retention.spool).toBe("durable")
+      expect(Fs.existsSync(Path.join(directory, "jobs.sqlite"))).toBe(true)
+      expect(Fs.statSync(Path.join(directory, "cursor.key")).mode & 0o777).toBe(0o600)
+      expect(Fs.readdirSync(directory).filter((f) => f.endsWith(".spool")).length).toBe(1)
+    }))
+
+  it.scopedLive("a read-only grant polls jobs but cannot start or drive them", () =>
+    Effect.gen(function*() {
+      const full = yield* Layer.build(NodeProcess.layer())
+      const { pid } = yield* Process.start(me, shell("echo seen")).pipe(Effect.provide(full))
+      yield* Process.wait(me, { pid, timeoutMillis: 10_000 }).pipe(Effect.provide(full))
+      const read = yield* Layer.build(Process.readOnly(Layer.succeedContext(full)))
+      const v = yield* Process.poll(me, { pid }).pipe(Effect.provide(read))
+      expect(v._tag === "StatusView" && v.output).toBe("seen\n")
+      expect(v._tag === "StatusView" && v.retention.spool).toBe("temporary")
+      // the grant holds the read methods alone
+      expect(Object.keys(read.unsafeMap.get(Process.ProcessRead.key) as object).sort()).toEqual(["list", "poll", "wait"])
+      expect(read.unsafeMap.has(Process.ProcessSpawn.key)).toBe(false)
+      expect(read.unsafeMap.has(Process.ProcessControl.key)).toBe(false)
+      // @ts-expect-error a program that spawns does not compile against a read-only grant
+      const spawn: Effect.Effect<unknown, unknown, never> = Process.start(me, shell("true")).pipe(Effect.provide(read))
+      expect(spawn).toBeDefined()
+    }))
 })
