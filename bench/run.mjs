@@ -269,13 +269,14 @@ const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, o
   add("status view of a full 4 MiB spool vs tail -n 50", status, t, "faster than tail", status < t)
 }
 
-const fmt = (x, unit) => (unit === "MiB" ? `${x.toFixed(1)} MiB` : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`)
+const fmt = (x, unit) =>
+  unit === "MiB" ? `${x.toFixed(1)} MiB` : x < 1 ? `${x.toFixed(3)} ms` : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`
 const header = ["benchmark", "spillway", "other tool", "ratio", "target", "met"]
 const table = rows.map((r) => [
   r.name,
   fmt(r.ours, r.unit),
   fmt(r.theirs, r.unit),
-  r.unit === "MiB" ? "-" : `${(r.ours / r.theirs).toFixed(2)}x`,
+  r.unit === "MiB" ? "-" : `${(r.ours / r.theirs).toFixed(r.ours / r.theirs < 0.1 ? 4 : 2)}x`,
   r.target,
   r.ok ? "yes" : "NO"
 ])
