@@ -8,11 +8,23 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
+// better-sqlite3 loads a native addon from its own folder, so it stays outside the bundle
 const bundle = (entry, outfile) =>
-  build({ entryPoints: [entry], outfile, bundle: true, platform: "node", format: "cjs", target: "node20", minify: true, legalComments: "none" })
+  build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    minify: true,
+    legalComments: "none",
+    external: ["better-sqlite3"]
+  })
 
 await bundle("dist/main.js", "dist/spillway.cjs")
 await bundle("dist/fastRead.js", "dist/read.cjs")
+await bundle("dist/mcp.js", "dist/mcp.cjs")
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))

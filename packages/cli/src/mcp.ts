@@ -1,0 +1,48 @@
+/**
+ * `spillway mcp [--read-only] [--dir DIR]`: serves the tools over MCP on
+ * stdin and stdout. Its own entry point, so the rest of the command never
+ * loads the MCP SDK.
+ *
+ * @since 0.1.0
+ */
+import { NodeMcp } from "@spillway/tools"
+import { Cause, Effect, Exit, Fiber } from "effect"
+
+const usage = "usage: spillway mcp [--read-only] [--dir DIR]"
+
+const parse = (args: ReadonlyArray<string>): NodeMcp.Options | string => {
+  let readOnly = false
+  let directory: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--read-only") readOnly = true
+    else if (arg === "--dir" && i + 1 < args.length) directory = args[++i]
+    else if (arg.startsWith("--dir=")) directory = arg.slice("--dir=".length)
+    else if (arg === "--help" || arg === "-h") return usage
+    else return `unknown argument ${JSON.stringify(arg)}; ${usage}`
+  }
+  return { readOnly, directory }
+}
+
+/** Runs the server; resolves once the client has closed the connection. */
+export const main = (args: ReadonlyArray<string>): Promise<number> => {
+  const options = parse(args)
+  if (typeof options === "string") {
+    process.stderr.write(`spillway: ${options}\n`)
+    return Promise.resolve(options === usage ? 0 : 2)
+  }
+  const fiber = Effect.runFork(NodeMcp.serveStdio(options))
+  // a signal stops the server the same way the end of stdin does: jobs are stopped first
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => void Effect.runFork(Fiber.interrupt(fiber)))
+  }
+  return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
+    if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
+    process.stderr.write(`spillway: the MCP server stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`)
+    return 1
+  })
+}
+
+main(process.argv.slice(3)).then((code) => {
+  process.exitCode = code
+})

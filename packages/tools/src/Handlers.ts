@@ -1,0 +1,315 @@
+/**
+ * The tools' handlers: thin compositions of the capabilities. The read
+ * handlers need only the read capabilities (`SpillRead`, `Evidence` for
+ * paging, `ProcessRead`); the full set adds `SpillWrite`, the process spawn
+ * and control capabilities and the platform's `CommandExecutor`. Every
+ * failure becomes a `ToolFailure` whose message says what to do.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import { Cursor, Evidence, Preview, Process, ProcessView, Spill } from "@spillway/core"
+import { Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import * as Os from "node:os"
+import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
+
+/** Who the tools act for: evidence and jobs belong to this owner and channel. */
+export class ToolCaller extends Context.Tag("@spillway/tools/ToolCaller")<ToolCaller, Process.Caller>() {}
+
+/** Read-back hints in the tools' own names, for previews the tools produce. */
+export const hint: Preview.ReadHint = (filename, nextLine) => ({
+  read: `Read more with read_spill filename=${filename} offset=${nextLine}`,
+  search: `search with grep_spill filename=${filename} pattern=PATTERN`
+})
+
+/** The search hint in the tools' own names. */
+export const grepHint: Preview.GrepHint = (pattern, filename) =>
+  `grep_spill filename=${filename} pattern=${JSON.stringify(pattern)}`
+
+/** Most raw bytes of a command's output kept for `get_tool_output` (the evidence profile keeps 4 MiB per result). */
+const EVIDENCE_BYTES = 4 * 1024 * 1024
+
+const failure = (e: unknown): ToolFailure => {
+  const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+  return new ToolFailure({
+    reason: typeof error._tag === "string" ? error._tag : "Error",
+    detail: typeof error.message === "string" && error.message !== "" ? error.message : String(e)
+  })
+}
+
+/** Runs a handler body, turning every failure into a ToolFailure. */
+const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ToolFailure, R> =>
+  Effect.mapError(effect, failure)
+
+const missing = (field: string, action: string) =>
+  new ToolFailure({ reason: "InvalidRequest", detail: `${action} needs ${field}` })
+
+const readSpill = (params: { readonly filename: string; readonly offset?: number | undefined; readonly limit?: number | undefined }) =>
+  handled(Effect.gen(function*() {
+    const page = yield* Spill.readSpill(params.filename, { offset: params.offset, limit: params.limit })
+    // a marker when the page is not the whole file; where to go on is in next_offset
+    const partial = page.nextOffset !== undefined || page.offset > 1
+    const marker = page.lines === 0
+      ? `[Showing lines 0 of ${page.totalLines}]`
+      : `[Showing lines ${page.offset}-${page.offset + page.lines - 1} of ${page.totalLines}]`
+    return {
+      text: partial ? `${page.text}${page.text === "" || page.text.endsWith("\n") ? "" : "\n"}${marker}` : page.text,
+      filename: page.filename,
+      offset: page.offset,
+      lines: page.lines,
+      total_lines: page.totalLines,
+      total_bytes: page.totalBytes,
+      ...(page.nextOffset !== undefined ? { next_offset: page.nextOffset } : {})
+    }
+  }))
+
+const grepSpill = (params: {
+  readonly pattern: string
+  readonly filename: string
+  readonly max_results?: number | undefined
+  readonly ignore_case?: boolean | undefined
+}) =>
+  handled(Effect.gen(function*() {
+    const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
+    const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
+    const summary = r.matches.length === 0
+      ? `no line of ${r.filename} matches ${JSON.stringify(r.pattern)}`
+      : r.more
+      ? `[${r.matches.length} matching lines shown; more match: narrow the pattern or raise max_results]`
+      : ""
+    return {
+      text: [...lines, summary].filter((l) => l !== "").join("\n"),
+      matches: r.matches.map((m) => ({ line: m.line, text: m.text, cut: m.cut })),
+      more: r.more,
+      total_lines: r.totalLines
+    }
+  }))
+
+const getToolOutput = (params: { readonly cursor: string }) =>
+  handled(Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const page = yield* Evidence.getToolOutput(params.cursor, caller.owner)
+    if ("content" in page) {
+      return {
+        text: page.content,
+        truncated: page.truncated,
+        ...(page.next_cursor !== undefined ? { cursor: page.next_cursor } : {}),
+        offset: page.offset,
+        offset_unit: page.offset_unit,
+        total_bytes: page.total_bytes,
+        status: page.status,
+        expires_at: page.expires_at
+      }
+    }
+    return {
+      text: [...page.matches.map((m) => [m.title, m.url, m.text].filter((x) => x !== undefined).join("\n")), page.summary].join("\n\n"),
+      truncated: page.truncated,
+      ...(page.next_cursor !== undefined ? { cursor: page.next_cursor } : {}),
+      offset_unit: "code_point" as const,
+      status: page.status,
+      expires_at: page.expires_at
+    }
+  }))
+
+const viewResult = (result: ProcessView.StatusView | ProcessView.Page) => {
+  if (result._tag === "StatusView") return { text: result.text, pid: result.retention.pid, retention: result.retention }
+  const { _tag, content, ...page } = result
+  return { text: content, pid: result.pid, page: { ...page, text: content } }
+}
+
+type ProcessParams = {
+  readonly action: string
+  readonly pid?: number | undefined
+  readonly command?: string | undefined
+  readonly cwd?: string | undefined
+  readonly cursor?: string | null | undefined
+  readonly offset?: number | string | null | undefined
+  readonly limit?: number | undefined
+  readonly timeout_ms?: number | undefined
+  readonly pattern?: string | undefined
+  readonly data?: string | undefined
+  readonly close?: boolean | undefined
+  readonly signal?: string | undefined
+  readonly stdin?: boolean | undefined
+}
+
+const pidOf = (params: ProcessParams) =>
+  params.pid === undefined ? Effect.fail(missing("pid", params.action)) : Effect.succeed(params.pid)
+
+/** poll, wait and list: what a reader may do. */
+const readProcess = (params: ProcessParams) =>
+  Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const read = yield* Process.ProcessRead
+    switch (params.action) {
+      case "poll": {
+        const pid = yield* pidOf(params)
+        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit })))
+      }
+      case "wait": {
+        const pid = yield* pidOf(params)
+        const view = yield* handled(read.wait(caller, { pid, timeoutMillis: params.timeout_ms ?? 30_000, pattern: params.pattern }))
+        return viewResult(view)
+      }
+      default: {
+        const jobs = yield* read.list(caller)
+        const text = jobs.length === 0
+          ? "no jobs"
+          : jobs.map((j) =>
+            `pid ${j.pid}: ${j.status}${j.exit_code !== undefined ? ` (exit ${j.exit_code})` : j.signal !== undefined ? ` (${j.signal})` : ""}, ${j.emitted_bytes} bytes, ${j.command}`
+          ).join("\n")
+        return { text, jobs }
+      }
+    }
+  })
+
+/** Every action, reading ones included. */
+const manageProcess = (params: ProcessParams) =>
+  Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    switch (params.action) {
+      case "start": {
+        if (params.command === undefined || params.command.trim() === "") return yield* missing("command", "start")
+        const spawn = yield* Process.ProcessSpawn
+        const started = yield* handled(
+          spawn.start(caller, { command: params.command, shell: true, cwd: params.cwd, stdin: params.stdin === true ? "pipe" : "closed" })
+        )
+        const read = yield* Process.ProcessRead
+        return viewResult(yield* handled(read.poll(caller, { pid: started.pid })))
+      }
+      case "write_stdin": {
+        const pid = yield* pidOf(params)
+        const control = yield* Process.ProcessControl
+        if (params.data === undefined && params.close !== true) return yield* missing("data or close", "write_stdin")
+        if (params.data !== undefined) yield* handled(control.writeStdin(caller, pid, params.data))
+        if (params.close === true) yield* handled(control.closeStdin(caller, pid))
+        return { text: `wrote ${params.data === undefined ? 0 : Buffer.byteLength(params.data)} bytes to job ${pid}${params.close === true ? " and closed its stdin" : ""}`, pid }
+      }
+      case "signal": {
+        const pid = yield* pidOf(params)
+        if (params.signal === undefined) return yield* missing("signal", "signal")
+        const control = yield* Process.ProcessControl
+        yield* handled(control.signal(caller, pid, params.signal))
+        return { text: `sent ${params.signal} to job ${pid}; poll or wait to see it end`, pid }
+      }
+      default:
+        return yield* readProcess(params)
+    }
+  })
+
+/** An exit status as a shell gives it: 128+N for signal N. */
+const signalStatus = (error: unknown): number | null => {
+  const text = String((error as { message?: unknown }).message ?? error)
+  const name = /signal: (SIG[A-Z0-9]+)/.exec(text)?.[1]
+  const n = name !== undefined ? Os.constants.signals[name as NodeJS.Signals] : undefined
+  return n !== undefined ? 128 + n : null
+}
+
+const runCommand = (params: { readonly command: string; readonly cwd?: string | undefined; readonly timeout_ms?: number | undefined }) =>
+  handled(Effect.scoped(Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const write = yield* Spill.SpillWrite
+    const executor = yield* CommandExecutor.CommandExecutor
+    const evidence = yield* Evidence.Evidence
+    const key = yield* Cursor.CursorKey
+    const capture = yield* write.capture({ tool: "run_command" })
+    let command = Command.make("/bin/sh", "-c", params.command).pipe(Command.stdin(Stream.empty))
+    if (params.cwd !== undefined) command = Command.workingDirectory(command, params.cwd)
+    const process = yield* executor.start(command)
+    // the start of the raw output, kept for get_tool_output's evidence (which scrubs it)
+    const head: Array<Uint8Array> = []
+    let headBytes = 0
+    const lock = yield* Effect.makeSemaphore(1)
+    const take = (chunk: Uint8Array) =>
+      lock.withPermits(1)(Effect.suspend(() => {
+        if (headBytes < EVIDENCE_BYTES) {
+          const part = chunk.slice(0, EVIDENCE_BYTES - headBytes)
+          head.push(part)
+          headBytes += part.length
+        }
+        return capture.write(chunk)
+      }))
+    const drain = yield* Effect.fork(Effect.all(
+      [Stream.runForEach(process.stdout, take), Stream.runForEach(process.stderr, take)],
+      { concurrency: 2, discard: true }
+    ))
+    const exit = yield* Effect.either(process.exitCode).pipe(
+      Effect.timeoutOption(Duration.millis(params.timeout_ms ?? 600_000))
+    )
+    const timedOut = Option.isNone(exit)
+    if (timedOut) {
+      yield* process.kill("SIGTERM").pipe(
+        Effect.timeout(Duration.seconds(3)),
+        Effect.catchAll(() => process.kill("SIGKILL").pipe(Effect.timeout(Duration.seconds(3)))),
+        Effect.ignore
+      )
+    }
+    yield* drain.await.pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
+    const code = Option.match(exit, {
+      onNone: () => null,
+      onSome: Either.match({ onLeft: signalStatus, onRight: (c) => c as number })
+    })
+    const kept = yield* capture.finish(code ?? 124)
+    let cursor: string | null = null
+    if (kept.truncated) {
+      const retained = yield* Effect.either(evidence.retain({
+        owner: caller.owner,
+        tool: "run_command",
+        status: timedOut ? "timed out" : `exit ${code}`,
+        body: Buffer.concat(head)
+      }))
+      if (Either.isRight(retained)) {
+        cursor = yield* Cursor.encode({ tool: Evidence.TOOL, evidence: retained.right.evidence, offset: 0, unit: "code_point" }).pipe(
+          Effect.provideService(Cursor.CursorKey, key)
+        )
+      }
+    }
+    const note = timedOut ? `\n[stopped after ${params.timeout_ms ?? 600_000} ms: the command did not finish]` : ""
+    return {
+      text: kept.text + note,
+      exit_code: code,
+      timed_out: timedOut,
+      truncated: kept.truncated,
+      filename: kept.filename ?? null,
+      cursor
+    }
+  })))
+
+/** What the read handlers use. */
+export type ReadNeeds = ToolCaller | Spill.SpillRead | Evidence.Evidence | Process.ProcessRead
+
+/** What the full set of handlers uses. */
+export type FullNeeds =
+  | ReadNeeds
+  | Spill.SpillWrite
+  | Process.ProcessSpawn
+  | Process.ProcessControl
+  | CommandExecutor.CommandExecutor
+  | Cursor.CursorKey
+
+/** Handlers of the read toolkit, over the read capabilities in context. */
+export const readLayer = ReadToolkit.toLayer(Effect.map(Effect.context<ReadNeeds>(), (context) => ReadToolkit.of({
+  read_spill: (params) => Effect.provide(readSpill(params), context),
+  grep_spill: (params) => Effect.provide(grepSpill(params), context),
+  get_tool_output: (params) => Effect.provide(getToolOutput(params), context),
+  manage_process: (params) => Effect.provide(readProcess(params), context)
+})))
+
+/** Handlers of the full toolkit, over every capability in context. */
+export const fullLayer = FullToolkit.toLayer(Effect.map(Effect.context<FullNeeds>(), (context) => FullToolkit.of({
+  run_command: (params) => Effect.provide(runCommand(params), context),
+  read_spill: (params) => Effect.provide(readSpill(params), context),
+  grep_spill: (params) => Effect.provide(grepSpill(params), context),
+  get_tool_output: (params) => Effect.provide(getToolOutput(params), context),
+  manage_process: (params) => Effect.provide(manageProcess(params), context)
+})))
+
+/** The handlers of the read toolkit, as a service set. */
+export type ReadHandlers = Layer.Layer.Success<typeof readLayer>
+
+/** The handlers of the full toolkit, as a service set. */
+export type FullHandlers = Layer.Layer.Success<typeof fullLayer>
+
+/** A fixed caller, for a server that acts for one principal. */
+export const layerCaller = (caller: Process.Caller): Layer.Layer<ToolCaller> => Layer.succeed(ToolCaller, caller)

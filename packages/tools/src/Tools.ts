@@ -1,0 +1,164 @@
+/**
+ * Every model-facing operation as an @effect/ai `Tool`: Schema parameters,
+ * success and failure, with the read-only annotation on tools that only
+ * read. Toolkits are grouped by capability: `ReadToolkit` holds no tool that
+ * writes, spawns or signals, so a host that grants reading alone builds it
+ * and nothing else. Every success carries `text`, what a model reads; the
+ * other fields are the same facts for programs.
+ *
+ * @since 0.1.0
+ */
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
+import { Schema } from "effect"
+
+/** Why a tool call failed, in words a model can act on. */
+export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
+  /** The error's tag, such as `SpillNotFound` or `CursorError`. */
+  reason: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+}
+
+const Pid = Schema.Int.pipe(Schema.positive(), Schema.annotations({ description: "the job's pid, as start or list gave it" }))
+
+/** `read_spill`: lines of a saved output by file name. */
+export const ReadSpill = Tool.make("read_spill", {
+  description:
+    "Read lines of a saved command output by its file name (from a preview's `Full output:` or `filename`). Pages are whole lines; continue from next_offset.",
+  parameters: {
+    filename: Schema.String.annotations({ description: "the saved file's name, e.g. 2026-11-30T04-44-54-123Z-ab12cd.log" }),
+    offset: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))).annotations({ description: "first line, 1-indexed; 1 by default" }),
+    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_000))).annotations({ description: "most lines; 2,000 by default" })
+  },
+  success: Schema.Struct({
+    text: Schema.String,
+    filename: Schema.String,
+    offset: Schema.Number,
+    lines: Schema.Number,
+    total_lines: Schema.Number,
+    total_bytes: Schema.Number,
+    next_offset: Schema.optional(Schema.Number)
+  }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true)
+
+/** `grep_spill`: matching lines of a saved output. */
+export const GrepSpill = Tool.make("grep_spill", {
+  description: "Search a saved command output for lines matching a pattern (JavaScript regular expression syntax, run in linear time).",
+  parameters: {
+    pattern: Schema.String,
+    filename: Schema.String,
+    max_results: Schema.optional(Schema.Int.pipe(Schema.between(1, 1_000))).annotations({ description: "most matching lines; 100 by default" }),
+    ignore_case: Schema.optional(Schema.Boolean)
+  },
+  success: Schema.Struct({
+    text: Schema.String,
+    matches: Schema.Array(Schema.Struct({ line: Schema.Number, text: Schema.String, cut: Schema.Boolean })),
+    more: Schema.Boolean,
+    total_lines: Schema.Number
+  }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true)
+
+/** `get_tool_output`: the next page of retained output. */
+export const GetToolOutput = Tool.make("get_tool_output", {
+  description:
+    "Read the next page of a tool's retained output with the cursor a result gave; follow each page's cursor until truncated is false. Reads the kept output; it never runs anything again.",
+  parameters: { cursor: Schema.String },
+  success: Schema.Struct({
+    text: Schema.String,
+    truncated: Schema.Boolean,
+    cursor: Schema.optional(Schema.String),
+    offset: Schema.optional(Schema.Number),
+    offset_unit: Schema.Literal("code_point"),
+    total_bytes: Schema.optional(Schema.Number),
+    status: Schema.String,
+    expires_at: Schema.String
+  }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true)
+
+const processDescription = (actions: string) =>
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor or offset it shows the newest lines and an [output retention] record; pass that record's cursor to page the whole output, following next_cursor until truncated is false. wait returns when the job exits, a line matches pattern, or timeout_ms passes. Actions: ${actions}.`
+
+const pollFields = {
+  pid: Schema.optional(Pid),
+  cursor: Schema.optional(Schema.NullOr(Schema.String)),
+  offset: Schema.optional(Schema.NullOr(Schema.Union(Schema.Int, Schema.String))).annotations({
+    description: "0, blank or absent: the status view; 1 or more: the page from that byte"
+  }),
+  limit: Schema.optional(Schema.Int).annotations({ description: "bytes per page, 4 to 8,000; 4,000 by default" }),
+  timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 600_000))),
+  pattern: Schema.optional(Schema.String)
+}
+
+const ProcessResult = Schema.Struct({
+  text: Schema.String,
+  pid: Schema.optional(Schema.Number),
+  retention: Schema.optional(Schema.Unknown),
+  page: Schema.optional(Schema.Unknown),
+  jobs: Schema.optional(Schema.Unknown)
+})
+
+/** `manage_process` with every action: start, poll, wait, write_stdin, signal, list. */
+export const ManageProcess = Tool.make("manage_process", {
+  description: processDescription("start (command, cwd?), poll, wait, write_stdin (data, close?), signal (signal), list"),
+  parameters: {
+    action: Schema.Literal("start", "poll", "wait", "write_stdin", "signal", "list"),
+    command: Schema.optional(Schema.String).annotations({ description: "for start: a shell line" }),
+    cwd: Schema.optional(Schema.String),
+    ...pollFields,
+    stdin: Schema.optional(Schema.Boolean).annotations({ description: "for start: keep stdin open for write_stdin" }),
+    data: Schema.optional(Schema.String),
+    close: Schema.optional(Schema.Boolean),
+    signal: Schema.optional(Schema.String)
+  },
+  success: ProcessResult,
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Destructive, false)
+
+/** `manage_process` for readers: poll, wait and list only. */
+export const ManageProcessRead = Tool.make("manage_process", {
+  description: processDescription("poll, wait, list"),
+  parameters: { action: Schema.Literal("poll", "wait", "list"), ...pollFields },
+  success: ProcessResult,
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true)
+
+/** `run_command`: runs a shell line and returns its preview, keeping the whole output. */
+export const RunCommand = Tool.make("run_command", {
+  description:
+    "Run a shell line and get its output, or, when it is long, a preview (head, tail and the lines that report failures) with the saved file's name for read_spill and grep_spill and a cursor for get_tool_output.",
+  parameters: {
+    command: Schema.String,
+    cwd: Schema.optional(Schema.String),
+    timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(1, 3_600_000))).annotations({
+      description: "stop the command after this long (SIGTERM, then SIGKILL); 600,000 by default"
+    })
+  },
+  success: Schema.Struct({
+    text: Schema.String,
+    exit_code: Schema.NullOr(Schema.Number),
+    timed_out: Schema.Boolean,
+    truncated: Schema.Boolean,
+    filename: Schema.NullOr(Schema.String),
+    cursor: Schema.NullOr(Schema.String)
+  }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Destructive, false)
+
+/** The tools a reader gets: nothing that writes, spawns or signals. */
+export const ReadToolkit = Toolkit.make(ReadSpill, GrepSpill, GetToolOutput, ManageProcessRead)
+
+/** Every tool: the read tools, plus running commands and driving jobs. */
+export const FullToolkit = Toolkit.make(RunCommand, ReadSpill, GrepSpill, GetToolOutput, ManageProcess)

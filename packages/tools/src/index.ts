@@ -1,0 +1,15 @@
+/**
+ * @spillway/tools: the model-facing tools as @effect/ai toolkits, their
+ * handlers, and an MCP server over them.
+ *
+ * @since 0.1.0
+ */
+
+/** Tool definitions and toolkits grouped by capability. */
+export * as Tools from "./Tools.js"
+/** Handlers over the capabilities. */
+export * as Handlers from "./Handlers.js"
+/** An MCP server over a toolkit, through the official SDK. */
+export * as Mcp from "./Mcp.js"
+/** The MCP server wired for Node: spill, evidence and jobs in one directory. */
+export * as NodeMcp from "./NodeMcp.js"

@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
+const dirs: Array<string> = []
+afterAll(() => {
+  for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const TOKEN = "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+
+/** A client connected to `spillway mcp` over stdio, in a fresh directory. */
+const connect = async (args: ReadonlyArray<string> = [], directory?: string) => {
+  const dir = directory ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-"))
+  if (directory === undefined) dirs.push(dir)
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, "mcp", ...args],
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
+    stderr: "pipe"
+  })
+  const client = new Client({ name: "spillway-test", version: "1.0.0" })
+  await client.connect(transport)
+  return { client, dir }
+}
+
+type Result = {
+  readonly isError?: boolean
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
+  readonly structuredContent?: Record<string, any>
+}
+
+const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<Result> =>
+  (await client.callTool({ name, arguments: args })) as unknown as Result
+
+const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
+
+describe("spillway mcp", () => {
+  let client: Client
+  let dir: string
+  beforeAll(async () => {
+    ;({ client, dir } = await connect())
+  })
+  afterAll(async () => {
+    await client.close()
+  })
+
+  it("lists the tools, with input schemas and the read-only annotation on the read tools", async () => {
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(["get_tool_output", "grep_spill", "manage_process", "read_spill", "run_command"])
+    for (const tool of tools) expect(tool.inputSchema.type).toBe("object")
+    const readOnly = Object.fromEntries(tools.map((t) => [t.name, t.annotations?.readOnlyHint]))
+    expect(readOnly).toEqual({ run_command: false, read_spill: true, grep_spill: true, get_tool_output: true, manage_process: false })
+    const run = tools.find((t) => t.name === "run_command")!
+    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["command", "cwd", "timeout_ms"])
+  })
+
+  it("runs a command with megabytes of output, then reads, greps and pages it back, the secret masked everywhere", async () => {
+    const run = await call(client, "run_command", { command: `seq 1 300000; echo deploy token=${TOKEN}; echo done` })
+    expect(run.isError).toBeFalsy()
+    const preview = textOf(run)
+    const s = run.structuredContent!
+    expect(s).toMatchObject({ exit_code: 0, truncated: true, timed_out: false })
+    expect(preview).toContain(`Full output: ${s.filename}]`)
+    expect(preview.length).toBeLessThanOrEqual(2_000 + 400)
+    expect(preview).toContain("token=*")
+    expect(preview).not.toContain(TOKEN.slice(4))
+    // the saved file holds it all, masked
+    expect(Fs.readFileSync(Path.join(dir, s.filename), "utf8")).not.toContain(TOKEN.slice(4))
+
+    const page = await call(client, "read_spill", { filename: s.filename, offset: 150_000, limit: 3 })
+    expect(textOf(page)).toBe("150000\n150001\n150002\n[Showing lines 150000-150002 of 300002]")
+    expect(page.structuredContent).toMatchObject({ offset: 150_000, lines: 3, total_lines: 300_002, next_offset: 150_003 })
+
+    const grep = await call(client, "grep_spill", { filename: s.filename, pattern: "token=" })
+    expect(textOf(grep)).toMatch(/^300001: deploy token=\*+$/)
+    const exact = await call(client, "grep_spill", { filename: s.filename, pattern: "^12345$" })
+    expect(exact.structuredContent!.matches).toEqual([{ line: 12345, text: "12345", cut: false }])
+
+    // get_tool_output pages the whole output from the cursor, contiguous, each within the budget
+    let cursor: string | undefined = s.cursor
+    let whole = ""
+    let pages = 0
+    while (cursor !== undefined) {
+      const r = await call(client, "get_tool_output", { cursor })
+      expect(r.isError).toBeFalsy()
+      const sc = r.structuredContent!
+      expect(sc.offset_unit).toBe("code_point")
+      expect(sc.text).toBe(textOf(r))
+      expect(JSON.stringify(sc).length).toBeLessThanOrEqual(12_000)
+      whole += sc.text
+      pages++
+      cursor = sc.truncated ? sc.cursor : undefined
+    }
+    const expected = Array.from({ length: 300_000 }, (_, i) => `${i + 1}\n`).join("") + `deploy token=${"*".repeat(TOKEN.length)}\ndone\n`
+    expect(whole).toBe(expected)
+    expect(pages).toBeGreaterThan(100)
+  }, 60_000)
+
+  it("manages a background job: start, wait for a line, poll the status view and pages, list, stdin and signals", async () => {
+    const started = await call(client, "manage_process", {
+      action: "start",
+      command: `for i in 1 2 3; do echo step $i; sleep 0.2; done; echo secret ${TOKEN}; echo READY`
+    })
+    expect(started.isError).toBeFalsy()
+    const pid = started.structuredContent!.pid as number
+    expect(pid).toBeGreaterThan(0)
+    const waited = await call(client, "manage_process", { action: "wait", pid, timeout_ms: 10_000, pattern: "READY" })
+    expect(waited.structuredContent!.wait).toMatchObject({ ended_by: "match", match: { text: "READY" } })
+    const done = await call(client, "manage_process", { action: "wait", pid, timeout_ms: 10_000 })
+    const view = textOf(done)
+    expect(view).toContain("step 1\nstep 2\nstep 3\nsecret ****")
+    expect(view).not.toContain(TOKEN.slice(4))
+    expect(view).toContain("[output retention] {")
+    const record = done.structuredContent!
+    expect(record).toMatchObject({ pid, status: "exited", exit_code: 0, not_retained_bytes: 0, capture_limit_loss_bytes: 0 })
+    expect(record.retained_bytes).toBe(record.emitted_bytes)
+    const first = await call(client, "manage_process", { action: "poll", pid, cursor: record.cursor, limit: 10 })
+    expect(first.structuredContent).toMatchObject({ text: "step 1\nste", truncated: true, offset: 0, next_offset: 10 })
+    const second = await call(client, "manage_process", { action: "poll", pid, cursor: first.structuredContent!.cursor, limit: 10 })
+    expect(textOf(second)).toBe("p 2\nstep 3")
+    const listed = await call(client, "manage_process", { action: "list" })
+    expect(textOf(listed)).toContain(`pid ${pid}: exited (exit 0)`)
+
+    const cat = await call(client, "manage_process", { action: "start", command: "cat", stdin: true })
+    const catPid = cat.structuredContent!.pid as number
+    await call(client, "manage_process", { action: "write_stdin", pid: catPid, data: "echoed back\n", close: true })
+    const catDone = await call(client, "manage_process", { action: "wait", pid: catPid, timeout_ms: 10_000 })
+    expect(textOf(catDone).startsWith("echoed back\n[output retention]")).toBe(true)
+
+    const sleeper = await call(client, "manage_process", { action: "start", command: "sleep 30" })
+    const sleeperPid = sleeper.structuredContent!.pid as number
+    await call(client, "manage_process", { action: "signal", pid: sleeperPid, signal: "SIGTERM" })
+    const stopped = await call(client, "manage_process", { action: "wait", pid: sleeperPid, timeout_ms: 10_000 })
+    expect(stopped.structuredContent).toMatchObject({ status: "exited", signal: "SIGTERM" })
+  }, 60_000)
+
+  it("answers bad arguments, refused names and bad cursors with tool errors, and keeps serving", async () => {
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ["read_spill", { filename: "../../etc/passwd" }, /name|file/i],
+      ["read_spill", { filename: "2026-01-01T00-00-00-000Z-abcdef.log" }, /no saved output|not found|does not exist/i],
+      ["read_spill", {}, /invalid arguments for read_spill/],
+      ["read_spill", { filename: "x.log", limit: "ten" }, /invalid arguments/],
+      ["get_tool_output", { cursor: "spw1.garbage.x" }, /cursor/],
+      ["grep_spill", { filename: "x.log", pattern: "(" }, /pattern|regular expression|invalid/i],
+      ["manage_process", { action: "poll" }, /needs pid/],
+      ["manage_process", { action: "poll", pid: 999_999 }, /no job with pid 999999/],
+      ["manage_process", { action: "explode" }, /invalid arguments/],
+      ["run_command", { command: "true", timeout_ms: -5 }, /invalid arguments/]
+    ]
+    for (const [name, args, message] of cases) {
+      const r = await call(client, name, args)
+      expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true)
+      expect(textOf(r)).toMatch(message)
+    }
+    await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toThrow(/Unknown tool/)
+    expect((await client.listTools()).tools.length).toBe(5)
+  })
+
+  it("a command that runs too long is stopped and says so", async () => {
+    const r = await call(client, "run_command", { command: "echo started; sleep 20", timeout_ms: 300 })
+    expect(r.structuredContent).toMatchObject({ timed_out: true, exit_code: null })
+    expect(textOf(r)).toContain("started")
+    expect(textOf(r)).toContain("stopped after 300 ms")
+  })
+})
+
+describe("spillway mcp --read-only", () => {
+  it("lists and serves only the read tools; any other is unknown to the protocol", async () => {
+    const full = await connect()
+    const run = await call(full.client, "run_command", { command: "seq 1 5000" })
+    const filename = run.structuredContent!.filename as string
+    await full.client.close()
+    const { client } = await connect(["--read-only"], full.dir)
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(["get_tool_output", "grep_spill", "manage_process", "read_spill"])
+    for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true)
+    expect(textOf(await call(client, "read_spill", { filename, offset: 4999 }))).toBe("4999\n5000\n[Showing lines 4999-5000 of 5000]")
+    await expect(client.callTool({ name: "run_command", arguments: { command: "true" } })).rejects.toThrow(/Unknown tool: run_command/)
+    const start = await call(client, "manage_process", { action: "start", command: "true" })
+    expect(start.isError).toBe(true)
+    expect(textOf(start)).toMatch(/invalid arguments for manage_process/)
+    await client.close()
+  }, 30_000)
+})
+
+describe("spillway mcp shutdown", () => {
+  it("stops the jobs still running when the client goes away", async () => {
+    const { client } = await connect()
+    const started = await call(client, "manage_process", { action: "start", command: "sleep 60" })
+    const pid = started.structuredContent!.pid as number
+    const alive = () => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    expect(alive()).toBe(true)
+    await client.close()
+    const deadline = Date.now() + 5_000
+    while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(alive()).toBe(false)
+  }, 15_000)
+})
