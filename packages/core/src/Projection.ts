@@ -23,6 +23,11 @@ export interface Policy {
   readonly maxLines: number
   /** The unit of `maxBytes`; UTF-8 bytes when left out. */
   readonly measure?: Measure | undefined
+  /**
+   * What happens when not even one whole line fits: "cut" keeps part of it
+   * (the default), "omit" keeps nothing, so no line is ever split.
+   */
+  readonly longLine?: "cut" | "omit" | undefined
 }
 
 /** An inclusive, 1-indexed range of line numbers. */
@@ -157,6 +162,7 @@ export const projectLines = (lines: ReadonlyArray<string>, policy: Policy): Proj
   }
 
   const cutSingle = (index: number, keep: "start" | "end"): Projection => {
+    if (policy.longLine === "omit") return make([], [], 1, 0)
     const line = lines[index]!
     const room = Math.max(0, maxBytes - nl)
     const part = keep === "start" ? fitStart(line, room, policy.measure) : fitEnd(line, room, policy.measure)

@@ -18,3 +18,5 @@ export * as NodeEvidence from "./NodeEvidence.js"
 export * as NodeProcess from "./NodeProcess.js"
 /** Job records in any SQL database, SQLite by default. */
 export * as SqlProcessManifests from "./SqlProcessManifests.js"
+/** The scratch store on the real file system. */
+export * as NodeScratchStore from "./NodeScratchStore.js"

@@ -9,7 +9,7 @@
  */
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { Cursor, Evidence, Preview, Process, ProcessView, Spill } from "@spillway/core"
+import { Cursor, Evidence, Preview, Process, ProcessView, Spill, ToolOutput } from "@spillway/core"
 import { Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as Os from "node:os"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
@@ -71,6 +71,8 @@ const grepSpill = (params: {
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const output = yield* ToolOutput.ToolOutput
     const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
     const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
     const summary = r.matches.length === 0
@@ -78,8 +80,14 @@ const grepSpill = (params: {
       : r.more
       ? `[${r.matches.length} matching lines shown; more match: narrow the pattern or raise max_results]`
       : ""
+    // many long matching lines could pass the model ceiling: the text keeps its head within it
+    const delivered = yield* output.deliver({
+      tool: "grep_spill",
+      output: [...lines, summary].filter((l) => l !== "").join("\n"),
+      owner: { conversationId: caller.channel, runId: caller.channel }
+    })
     return {
-      text: [...lines, summary].filter((l) => l !== "").join("\n"),
+      text: delivered.body,
       matches: r.matches.map((m) => ({ line: m.line, text: m.text, cut: m.cut })),
       more: r.more,
       total_lines: r.totalLines
@@ -277,7 +285,7 @@ const runCommand = (params: { readonly command: string; readonly cwd?: string | 
   })))
 
 /** What the read handlers use. */
-export type ReadNeeds = ToolCaller | Spill.SpillRead | Evidence.Evidence | Process.ProcessRead
+export type ReadNeeds = ToolCaller | Spill.SpillRead | Evidence.Evidence | Process.ProcessRead | ToolOutput.ToolOutput
 
 /** What the full set of handlers uses. */
 export type FullNeeds =

@@ -12,8 +12,8 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Process, Secrets, SpillPolicy, Spill } from "@spillway/core"
-import { NodeEvidence, NodeProcess, NodeSpillStore } from "@spillway/node"
+import { Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
+import { NodeEvidence, NodeProcess, NodeScratchStore, NodeSpillStore } from "@spillway/node"
 import { Effect, Layer } from "effect"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -24,6 +24,8 @@ import { FullToolkit, ReadToolkit } from "./Tools.js"
 /** Where the server keeps things, and whom it acts for. */
 export interface Options {
   readonly directory?: string | undefined
+  /** The device's scratch root; `SPILLWAY_SCRATCH_DIR` or `~/.spillway/scratch` by default. */
+  readonly scratchDirectory?: string | undefined
   readonly readOnly?: boolean | undefined
   readonly caller?: Process.Caller | undefined
 }
@@ -38,10 +40,18 @@ const pieces = (options: Options) => {
   const store = NodeSpillStore.layer({ directory }).pipe(Layer.provide(NodeFileSystem.layer))
   return {
     directory,
-    spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint },
+    // pages stay well inside the 64 KiB model ceiling; longer selections go on with next_offset
+    spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
     store,
     processes: NodeProcess.layer({ directory: Path.join(directory, ".processes") }),
-    shared: Layer.mergeAll(NodeEvidence.layer({ directory }), Handlers.layerCaller(options.caller ?? callerFromEnv()))
+    shared: Layer.mergeAll(
+      NodeEvidence.layer({ directory }),
+      Handlers.layerCaller(options.caller ?? callerFromEnv()),
+      ToolOutput.layer().pipe(
+        Layer.provide(NodeScratchStore.layer({ directory: options.scratchDirectory })),
+        Layer.provide(Secrets.layerFromEnv)
+      )
+    )
   }
 }
 

@@ -21,7 +21,13 @@ const connect = async (args: ReadonlyArray<string> = [], directory?: string) => 
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, "mcp", ...args],
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: dir,
+      SPILLWAY_OUTPUT_DIR: dir,
+      SPILLWAY_SCRATCH_DIR: Path.join(dir, "scratch"),
+      SPILLWAY_OWNER: "tester"
+    },
     stderr: "pipe"
   })
   const client = new Client({ name: "spillway-test", version: "1.0.0" })
@@ -79,6 +85,14 @@ describe("spillway mcp", () => {
 
     const grep = await call(client, "grep_spill", { filename: s.filename, pattern: "token=" })
     expect(textOf(grep)).toMatch(/^300001: deploy token=\*+$/)
+    // a thousand long matching lines are more than the 64 KiB model ceiling holds: the text keeps its head and says so
+    const wide = await call(client, "run_command", { command: "for i in $(seq 1 1000); do printf 'match %0200d\\n' $i; done" })
+    const many = await call(client, "grep_spill", { filename: wide.structuredContent!.filename, pattern: "^match", max_results: 1_000 })
+    expect(many.structuredContent!.matches.length).toBe(1_000)
+    const manyText = textOf(many)
+    expect(manyText.startsWith(`1: match ${"0".repeat(199)}1\n`)).toBe(true)
+    expect(manyText).toMatch(/\n\[Showing lines 1-\d+ of 1000\]$/)
+    expect(Buffer.byteLength(JSON.stringify({ output: manyText }))).toBeLessThanOrEqual(65_536)
     const exact = await call(client, "grep_spill", { filename: s.filename, pattern: "^12345$" })
     expect(exact.structuredContent!.matches).toEqual([{ line: 12345, text: "12345", cut: false }])
 
