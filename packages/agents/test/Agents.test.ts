@@ -1,0 +1,323 @@
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import { AgentConfig, Agents } from "@spillway/agents"
+import { Cursor, Secrets } from "@spillway/core"
+import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Layer, TestClock } from "effect"
+
+const KEY = new Uint8Array(32).fill(3)
+const me: Agents.Caller = { owner: "parent", channel: "conv-1" }
+const SECRET = "hunter2-hunter2"
+
+/** Gates scripted agents wait on, by task. */
+const gates = new Map<string, Deferred.Deferred<string>>()
+const gate = (task: string) => {
+  if (!gates.has(task)) gates.set(task, Deferred.unsafeMake<string>(undefined as never))
+  return gates.get(task)!
+}
+const open = (task: string, body: string) => Deferred.succeed(gate(task), body)
+
+/** Waits for its gate; a body starting "fail:" is an error body. Reports one iteration per step and a tool. */
+const scripted: Agents.AgentDefinition = {
+  name: "scripted",
+  description: "does what its test says",
+  run: (ctx) =>
+    Effect.gen(function*() {
+      yield* ctx.iteration
+      yield* ctx.toolUsed("grep_spill")
+      const body = yield* Deferred.await(gate(ctx.task))
+      yield* ctx.iteration
+      if (body.startsWith("fail:")) return yield* Effect.fail(body.slice(5))
+      return body
+    })
+}
+
+/** Sleeps the task's number of seconds (on the test clock). */
+const sleeper: Agents.AgentDefinition = {
+  name: "sleeper",
+  description: "sleeps",
+  run: (ctx) => Effect.as(Effect.sleep(`${Number(ctx.task)} seconds`), "slept")
+}
+
+const revoked = new Set<string>()
+const authorizer = Layer.succeed(Agents.AgentAuthorizer, {
+  canRead: (caller) => Effect.succeed(!revoked.has(caller.owner))
+})
+
+const services = (config: Partial<AgentConfig.Config> = {}, persistence?: Layer.Layer<AgentConfig.ConfigPersistence>) =>
+  Layer.mergeAll(
+    AgentConfig.layer({ ...AgentConfig.defaults, ...config }).pipe(Layer.provide(persistence ?? AgentConfig.persistenceMemory())),
+    Secrets.layer({ knownValues: [SECRET] }),
+    Cursor.layerKey(KEY),
+    authorizer
+  ).pipe(Layer.orDie)
+
+/** A runtime in the current scope, with its configuration service. */
+const runtime = (config: Partial<AgentConfig.Config> = {}, options: Agents.Options = {}, persistence?: Layer.Layer<AgentConfig.ConfigPersistence>) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(services(config, persistence))
+    const agents = yield* Agents.make([scripted, sleeper], options).pipe(Effect.provide(context))
+    const live = yield* AgentConfig.AgentConfig.pipe(Effect.provide(context))
+    return { agents, live }
+  })
+
+const waitFor = (r: Agents.Service, ids: ReadonlyArray<string>, timeoutMillis = 1_000, interrupt?: Effect.Effect<string>) =>
+  r.waitForAgents(me, { agentIds: ids, timeoutMillis, interrupt })
+
+describe("spawn admission and configuration", () => {
+  it.scoped("refuses a spawn past the concurrency limit, saying the limit and how many run", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime({ maxConcurrentAgents: 2 })
+      const a = yield* agents.spawn(me, { agent: "scripted", task: "adm-a" })
+      yield* agents.spawn(me, { agent: "scripted", task: "adm-b" })
+      const refused = yield* Effect.flip(agents.spawn(me, { agent: "scripted", task: "adm-c" }))
+      expect(refused._tag).toBe("AdmissionRefused")
+      expect(refused.message).toContain("2 are running and agents.max_concurrent_agents is 2")
+      yield* open("adm-a", "done")
+      yield* waitFor(agents, [a.agent_id])
+      expect(yield* agents.running).toBe(1)
+      yield* agents.spawn(me, { agent: "scripted", task: "adm-c" })
+      expect((yield* Effect.flip(agents.spawn(me, { agent: "nobody", task: "x" })))._tag).toBe("UnknownAgent")
+    }))
+
+  it.scoped("a failed publication keeps the old configuration and catalog; a good one replaces both, for new agents only", () =>
+    Effect.gen(function*() {
+      let failSaves = true
+      const persistence = Layer.succeed(AgentConfig.ConfigPersistence, {
+        load: Effect.succeed(undefined),
+        save: () => failSaves ? Effect.fail(new AgentConfig.PersistFailed({ reason: "disk full" })) : Effect.void
+      })
+      const { agents, live } = yield* runtime({ maxConcurrentAgents: 3, maxLifetimeSeconds: 100 }, {}, persistence)
+      const before = yield* agents.catalog
+      expect(before.text).toContain("At most 3 agents run at once. An agent started now may run 100 seconds.")
+      const failed = yield* Effect.flip(live.publish({ maxConcurrentAgents: 1, maxLifetimeSeconds: 5 }))
+      expect(failed._tag).toBe("PublishFailed")
+      expect(failed.message).toContain("disk full")
+      expect(failed.message).toContain("the previous one and its catalog stay in effect")
+      expect(yield* live.current).toEqual({ maxConcurrentAgents: 3, maxLifetimeSeconds: 100 })
+      expect(yield* agents.catalog).toBe(before)
+      expect((yield* Effect.flip(live.publish({ maxConcurrentAgents: 0, maxLifetimeSeconds: 5 })))._tag).toBe("InvalidConfig")
+
+      const early = yield* agents.spawn(me, { agent: "sleeper", task: "50" })
+      failSaves = false
+      yield* live.publish({ maxConcurrentAgents: 3, maxLifetimeSeconds: 5 })
+      const after = yield* agents.catalog
+      expect(after).not.toBe(before)
+      expect(after).toMatchObject({ max_concurrent_agents: 3, max_lifetime_seconds: 5 })
+      const late = yield* agents.spawn(me, { agent: "sleeper", task: "50" })
+      expect(late.max_lifetime_seconds).toBe(5)
+      yield* TestClock.adjust("10 seconds")
+      const view = yield* waitFor(agents, [early.agent_id, late.agent_id], 0)
+      expect(view.agents.map((a) => a.status)).toEqual(["running", "expired"])
+      expect(view.agents[1]!.reason).toBe("stopped after its lifetime of 5 seconds")
+      yield* TestClock.adjust("45 seconds")
+      expect((yield* waitFor(agents, [early.agent_id], 0)).agents[0]!.status).toBe("completed")
+    }))
+
+  it.scoped("persists a publication to a file that the next start reads", () =>
+    Effect.gen(function*() {
+      const file = `${process.env.TMPDIR ?? "/tmp"}/spillway-agents-${process.pid}-${Date.now()}.json`
+      const first = yield* runtime({}, {}, AgentConfig.persistenceFile(file))
+      yield* first.live.publish({ maxConcurrentAgents: 4, maxLifetimeSeconds: 60 })
+      const second = yield* runtime({}, {}, AgentConfig.persistenceFile(file))
+      expect(yield* second.live.current).toEqual({ maxConcurrentAgents: 4, maxLifetimeSeconds: 60 })
+    }))
+})
+
+describe("wait_for_agents", () => {
+  it.scoped("an interrupted wait says so; the children go on and finish afterwards", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime()
+      const a = yield* agents.spawn(me, { agent: "scripted", task: "int-a" })
+      const b = yield* agents.spawn(me, { agent: "scripted", task: "int-b" })
+      const message = yield* Deferred.make<string>()
+      yield* open("int-a", "first result")
+      yield* waitFor(agents, [a.agent_id], 60_000)
+      const waiting = yield* Effect.fork(waitFor(agents, [a.agent_id, b.agent_id], 60_000, Deferred.await(message)))
+      yield* Deferred.succeed(message, "the user asked something")
+      const interrupted = yield* Fiber.join(waiting)
+      expect(interrupted.notice).toContain("interrupted this wait; the agents go on running")
+      expect(interrupted.audit).toMatchObject({ interrupted: true, interrupt_reason: "the user asked something" })
+      expect(interrupted.agents.map((r) => r.status)).toEqual(["completed", "running"])
+      expect(interrupted.audit.durable_results).toEqual([a.agent_id])
+      yield* open("int-b", "second result")
+      const done = yield* waitFor(agents, [a.agent_id, b.agent_id], 60_000)
+      expect(done.agents.map((r) => [r.status, r.preview, r.iterations])).toEqual([
+        ["completed", "first result", 2],
+        ["completed", "second result", 2]
+      ])
+      expect(done.timed_out).toBe(false)
+      expect(done.notice).toBeUndefined()
+      expect(done.agents[0]!.fetch).toMatch(new RegExp(`^get_agent_results agent_id=${a.agent_id} cursor=spw1\\.`))
+    }))
+
+  it.scoped("times out with the roster as it stands, and counts repeated ids once", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime()
+      const a = yield* agents.spawn(me, { agent: "scripted", task: "to-a" })
+      const waiting = yield* Effect.fork(waitFor(agents, [a.agent_id, a.agent_id, "agent-unknown"], 5_000))
+      yield* TestClock.adjust("5 seconds")
+      const r = yield* Fiber.join(waiting)
+      expect(r.timed_out).toBe(true)
+      expect(r.agents.map((row) => [row.agent_id, row.status])).toEqual([[a.agent_id, "running"], ["agent-unknown", "not_found"]])
+    }))
+
+  it.scoped("refuses a batch whose roster alone cannot fit, whatever the concurrency limit", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime({ maxConcurrentAgents: 1 })
+      const ids = Array.from({ length: 400 }, (_, i) => `agent-${String(i).padStart(12, "0")}`)
+      const refused = yield* Effect.flip(waitFor(agents, ids))
+      expect(refused._tag).toBe("BatchTooLarge")
+      const fits = (refused as Agents.BatchTooLarge).fits
+      expect(fits).toBeGreaterThan(1)
+      expect(refused.message).toContain(`split agent_ids into batches of at most ${fits}`)
+      const ok = yield* waitFor(agents, ids.slice(0, fits), 0)
+      expect(ok.agents.length).toBe(fits)
+    }))
+
+  it.scoped("a reader revoked while waiting gets no preview", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime()
+      const a = yield* agents.spawn(me, { agent: "scripted", task: "rev-a" })
+      const waiting = yield* Effect.fork(waitFor(agents, [a.agent_id], 60_000))
+      revoked.add(me.owner)
+      yield* open("rev-a", `the answer, with ${SECRET}`)
+      const exit = yield* Fiber.await(waiting)
+      revoked.delete(me.owner)
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("AgentAccessDenied")
+      // another owner never reads it
+      expect((yield* Effect.flip(agents.getAgentResults({ owner: "other", channel: "conv-1" }, { agentId: a.agent_id })))._tag).toBe(
+        "AgentAccessDenied"
+      )
+    }))
+
+  it.scoped("shrinks previews fairly when the batch would not fit at 800 bytes each", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime({ maxConcurrentAgents: 30 })
+      const ids: Array<string> = []
+      for (let i = 0; i < 20; i++) {
+        const s = yield* agents.spawn(me, { agent: "scripted", task: `fair-${i}` })
+        ids.push(s.agent_id)
+        yield* open(`fair-${i}`, `${i} `.padEnd(2_000, "é"))
+      }
+      const r = yield* waitFor(agents, ids, 60_000)
+      expect(JSON.stringify(r).length).toBeLessThanOrEqual(12_000)
+      const sizes = new Set(r.agents.map((row) => row.preview_bytes))
+      // one ceiling for all (a two-byte character may end a preview a byte short)
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1)
+      expect(Math.max(...sizes)).toBeLessThan(800)
+      expect(Math.max(...sizes)).toBeGreaterThan(100)
+      const few = yield* waitFor(agents, ids.slice(0, 3), 0)
+      expect(few.agents.map((row) => row.preview_bytes)).toEqual([800, 800, 800])
+    }))
+})
+
+describe("get_agent_results", () => {
+  it.scoped("pages the scrubbed body with exact byte counts and cursors bound to the agent", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime({}, { toolsAllowance: 40 })
+      const a = yield* agents.spawn(me, { agent: "scripted", task: "page-a" })
+      const body = `start ${SECRET} ` + "x".repeat(9_000) + " end"
+      yield* open("page-a", body)
+      yield* waitFor(agents, [a.agent_id], 60_000)
+      const first = yield* agents.getAgentResults(me, { agentId: a.agent_id })
+      expect(first).toMatchObject({
+        kind: "result",
+        offset: 0,
+        next_offset: 4_000,
+        original_bytes: body.length,
+        result_bytes: body.length,
+        error_bytes: 0,
+        source_original_bytes: body.length,
+        truncated: true,
+        tools: [{ name: "grep_spill", calls: 1 }],
+        tools_omitted: 0
+      })
+      expect(first.text.startsWith(`start ${"*".repeat(SECRET.length)} x`)).toBe(true)
+      const big = yield* agents.getAgentResults(me, { agentId: a.agent_id, cursor: first.cursor!, limit: 8_000 })
+      expect(big).toMatchObject({ offset: 4_000, next_offset: body.length, truncated: false })
+      expect(big.cursor).toBeUndefined()
+      expect((yield* Effect.flip(agents.getAgentResults(me, { agentId: a.agent_id, limit: 8_001 })))._tag).toBe("InvalidRequest")
+      // a cursor from another tool, or for another agent, is refused
+      const foreign = yield* Cursor.encode({ tool: "manage_process", evidence: a.agent_id, offset: 0, unit: "byte" }).pipe(
+        Effect.provide(Cursor.layerKey(KEY))
+      )
+      expect((yield* Effect.flip(agents.getAgentResults(me, { agentId: a.agent_id, cursor: foreign })))._tag).toBe("CursorError")
+      const b = yield* agents.spawn(me, { agent: "scripted", task: "page-b" })
+      expect((yield* Effect.flip(agents.getAgentResults(me, { agentId: b.agent_id })))._tag).toBe("AgentRunning")
+      yield* open("page-b", "fail:it went wrong")
+      yield* waitFor(agents, [b.agent_id], 60_000)
+      expect((yield* Effect.flip(agents.getAgentResults(me, { agentId: b.agent_id, cursor: first.cursor! })))._tag).toBe("InvalidRequest")
+      const error = yield* agents.getAgentResults(me, { agentId: b.agent_id })
+      expect(error).toMatchObject({ kind: "error", status: "failed", text: "it went wrong", error_bytes: 13, result_bytes: 0 })
+    }))
+
+  it.scoped("tool metadata has its own allowance and says truly how many tools it left out", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime({}, { toolsAllowance: 60 })
+      const busy: Agents.AgentDefinition = {
+        name: "busy",
+        description: "uses many tools",
+        run: (ctx) => Effect.as(Effect.forEach(["read_spill", "grep_spill", "run_command", "fetch"], ctx.toolUsed), "ok")
+      }
+      const context = yield* Layer.build(services())
+      const r = yield* Agents.make([busy], { toolsAllowance: 60 }).pipe(Effect.provide(context))
+      const s = yield* r.spawn(me, { agent: "busy", task: "" })
+      yield* r.waitForAgents(me, { agentIds: [s.agent_id], timeoutMillis: 60_000 })
+      const page = yield* r.getAgentResults(me, { agentId: s.agent_id })
+      expect(JSON.stringify(page.tools).length).toBeLessThanOrEqual(60)
+      expect(page.tools!.length + page.tools_omitted!).toBe(4)
+      expect(page.tools_omitted).toBeGreaterThan(0)
+      expect(agents).toBeDefined()
+    }))
+
+  it.effect.prop("paging any body under any budget returns it whole, every page within the budget", [
+    fc.string({ unit: "binary", maxLength: 3_000 }),
+    // the smallest budget that still holds one agent's wait roster
+    fc.integer({ min: 1_500, max: 4_000 }),
+    fc.integer({ min: 4, max: 8_000 })
+  ], ([body, budgetChars, limit]) =>
+    Effect.scoped(Effect.gen(function*() {
+      const { agents } = yield* runtime({}, { budgetChars })
+      const task = `prop-${Math.random()}`
+      const s = yield* agents.spawn(me, { agent: "scripted", task })
+      yield* open(task, body)
+      yield* waitFor(agents, [s.agent_id], 60_000)
+      let cursor: string | undefined
+      let text = ""
+      let offset = 0
+      for (;;) {
+        const page = yield* agents.getAgentResults(me, { agentId: s.agent_id, cursor, limit })
+        expect(JSON.stringify(page).length).toBeLessThanOrEqual(budgetChars)
+        expect(page.offset).toBe(offset)
+        if (page.truncated) expect(page.next_offset).toBeGreaterThan(page.offset)
+        text += page.text
+        offset = page.next_offset
+        if (!page.truncated) break
+        cursor = page.cursor
+      }
+      expect(offset).toBe(Buffer.byteLength(body))
+      expect(text).toBe(Buffer.from(body).toString())
+    })), { fastCheck: { numRuns: 30 } })
+})
+
+describe("command agents", () => {
+  it.scoped("run a real command; the output is the body, scrubbed, and a failure is an error body", () =>
+    Effect.gen(function*() {
+      const echo = Agents.commandAgent("echo", "answers with the task", (task) => ["/bin/sh", "-c", `echo "answer to $1: ${SECRET}"`, "_", task])
+      const fail = Agents.commandAgent("fail", "always fails", () => ["/bin/sh", "-c", "echo nope; exit 3"])
+      const missing = Agents.commandAgent("missing", "cannot start", () => ["no-such-agent-binary"])
+      const context = yield* Layer.build(Layer.merge(services(), NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))))
+      const r = yield* Agents.make([echo, fail, missing]).pipe(Effect.provide(context))
+      const ids = [
+        (yield* r.spawn(me, { agent: "echo", task: "life" })).agent_id,
+        (yield* r.spawn(me, { agent: "fail", task: "" })).agent_id,
+        (yield* r.spawn(me, { agent: "missing", task: "" })).agent_id
+      ]
+      const done = yield* r.waitForAgents(me, { agentIds: ids, timeoutMillis: 20_000 }).pipe(Effect.withClock(yield* Effect.clockWith(Effect.succeed)))
+      expect(done.agents.map((a) => a.status)).toEqual(["completed", "failed", "failed"])
+      expect(done.agents[0]!.preview).toBe(`answer to life: ${"*".repeat(SECRET.length)}\n`)
+      expect(done.agents[1]!.preview).toBe("nope\n[/bin/sh ended with exit code 3]")
+      expect(done.agents[2]!.preview).toContain("cannot run no-such-agent-binary")
+    }), { timeout: 30_000 })
+})
