@@ -1,6 +1,6 @@
 /**
- * `spillway mcp [--read-only] [--dir DIR]`: serves the tools over MCP on
- * stdin and stdout. Its own entry point, so the rest of the command never
+ * `spillway mcp [--read-only] [--dir DIR] [--agents CATALOG.json]`: serves
+ * the tools over MCP on stdin and stdout (with `--agents`, the agent tools too). Its own entry point, so the rest of the command never
  * loads the MCP SDK.
  *
  * @since 0.1.0
@@ -8,20 +8,24 @@
 import { NodeMcp } from "@spillway/tools"
 import { Cause, Effect, Exit, Fiber } from "effect"
 
-const usage = "usage: spillway mcp [--read-only] [--dir DIR]"
+const usage = "usage: spillway mcp [--read-only] [--dir DIR] [--agents CATALOG.json]"
 
 const parse = (args: ReadonlyArray<string>): NodeMcp.Options | string => {
   let readOnly = false
   let directory: string | undefined
+  let agents: string | undefined
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     if (arg === "--read-only") readOnly = true
     else if (arg === "--dir" && i + 1 < args.length) directory = args[++i]
     else if (arg.startsWith("--dir=")) directory = arg.slice("--dir=".length)
+    else if (arg === "--agents" && i + 1 < args.length) agents = args[++i]
+    else if (arg.startsWith("--agents=")) agents = arg.slice("--agents=".length)
     else if (arg === "--help" || arg === "-h") return usage
     else return `unknown argument ${JSON.stringify(arg)}; ${usage}`
   }
-  return { readOnly, directory }
+  if (readOnly && agents !== undefined) return "--agents serves the agent tools of a full server; leave out --read-only"
+  return { readOnly, directory, agents }
 }
 
 /** Runs the server; resolves once the client has closed the connection. */

@@ -21,6 +21,10 @@ const structured = (name: string, result: Record<string, unknown>): Record<strin
   switch (name) {
     case "get_tool_output":
       return { text, ...rest }
+    case "wait_for_agents":
+      return { ...(rest.result as Record<string, unknown>) }
+    case "get_agent_results":
+      return { ...(rest.page as Record<string, unknown>) }
     case "manage_process": {
       if (typeof rest.retention === "object" && rest.retention !== null) return { ...(rest.retention as Record<string, unknown>) }
       if (typeof rest.page === "object" && rest.page !== null) {
@@ -58,13 +62,17 @@ export interface ServerInfo {
   readonly version: string
 }
 
+/** A tool description read at each listing, for tools whose description is live (the agent catalog). */
+export type Describe = (tool: string) => Effect.Effect<string | undefined>
+
 /**
  * Builds an MCP server whose tools are the toolkit's, handled by the
  * handlers in context. Connect it to a transport (stdio, say) to serve.
  */
 export const make = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
-  info: ServerInfo = { name: "spillway", version: "0.1.0" }
+  info: ServerInfo = { name: "spillway", version: "0.1.0" },
+  liveDescription?: Describe
 ) =>
   Effect.gen(function*() {
     const withHandler = yield* toolkit
@@ -76,7 +84,12 @@ export const make = <Tools extends Record<string, Tool.Any>>(
       annotations: annotationsOf(tool)
     }))
     const server = new Server(info, { capabilities: { tools: {} } })
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }))
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      if (liveDescription === undefined) return { tools }
+      const live = await Runtime.runPromise(runtime)(Effect.forEach(tools, (t) =>
+        Effect.map(liveDescription(t.name), (d) => d === undefined ? t : { ...t, description: d })))
+      return { tools: live }
+    })
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const name = request.params.name
       if (!Object.hasOwn(toolkit.tools, name)) {
@@ -112,10 +125,11 @@ export const make = <Tools extends Record<string, Tool.Any>>(
 export const serve = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
   transport: Transport,
-  info?: ServerInfo
+  info?: ServerInfo,
+  liveDescription?: Describe
 ) =>
   Effect.gen(function*() {
-    const server = yield* make(toolkit, info)
+    const server = yield* make(toolkit, info, liveDescription)
     yield* Effect.async<void>((resume) => {
       server.onclose = () => resume(Effect.void)
       server.connect(transport).catch(() => resume(Effect.void))

@@ -14,16 +14,22 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
 import { NodeEvidence, NodeProcess, NodeScratchStore, NodeSpillStore } from "@spillway/node"
-import { Effect, Layer } from "effect"
+import * as Toolkit from "@effect/ai/Toolkit"
+import { AgentConfig, Agents } from "@spillway/agents"
+import { Context, Effect, Layer } from "effect"
+import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as AgentHandlers from "./AgentHandlers.js"
 import * as Handlers from "./Handlers.js"
 import * as Mcp from "./Mcp.js"
-import { FullToolkit, ReadToolkit } from "./Tools.js"
+import { AgentToolkit, FullToolkit, ReadToolkit } from "./Tools.js"
 
 /** Where the server keeps things, and whom it acts for. */
 export interface Options {
   readonly directory?: string | undefined
+  /** A catalog file of command agents; with it, the full server also serves the agent tools. */
+  readonly agents?: string | undefined
   /** The device's scratch root; `SPILLWAY_SCRATCH_DIR` or `~/.spillway/scratch` by default. */
   readonly scratchDirectory?: string | undefined
   readonly readOnly?: boolean | undefined
@@ -81,11 +87,80 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
   )
 }
 
-/** Serves the tools on a transport until the client closes it. */
-export const serve = (transport: Transport, options: Options = {}) =>
-  options.readOnly === true
-    ? Effect.scoped(Mcp.serve(ReadToolkit, transport).pipe(Effect.provide(layerRead(options))))
-    : Effect.scoped(Mcp.serve(FullToolkit, transport).pipe(Effect.provide(layerFull(options))))
+/** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
+interface CatalogEntry {
+  readonly name: string
+  readonly description: string
+  readonly command: ReadonlyArray<string>
+}
+
+/** Reads a catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+export const readCatalog = (file: string) =>
+  Effect.try({
+    try: () => {
+      const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as {
+        agents?: ReadonlyArray<CatalogEntry>
+        max_concurrent_agents?: number
+        max_lifetime_seconds?: number
+      }
+      const agents = raw.agents ?? []
+      for (const a of agents) {
+        if (typeof a.name !== "string" || typeof a.description !== "string" || !Array.isArray(a.command) || a.command.length === 0) {
+          throw new Error("every agent needs a name, a description and a non-empty command array")
+        }
+      }
+      return {
+        definitions: agents.map((a) =>
+          Agents.commandAgent(a.name, a.description, (task) => a.command.map((part) => part.split("{task}").join(task)) as [string, ...Array<string>])
+        ),
+        config: {
+          maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
+          maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
+        }
+      }
+    },
+    catch: (e) => new Error(`cannot read the agent catalog ${file}: ${e instanceof Error ? e.message : String(e)}`)
+  })
+
+/** The agent tools over a catalog file; configuration is published to `<directory>/.agents/config.json`. */
+export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) => {
+  const directory = Path.resolve(options.directory ?? NodeSpillStore.defaultDirectoryFromEnv())
+  return Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
+    Layer.merge(
+      AgentHandlers.layer,
+      Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
+    ).pipe(
+      Layer.provideMerge(Agents.layer(definitions)),
+      Layer.provide(Layer.mergeAll(
+        AgentConfig.layer(config).pipe(Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json")))),
+        Secrets.layerFromEnv,
+        NodeEvidence.layerKeyFile(Path.join(directory, ".evidence", "cursor.key")),
+        Agents.allowOwners,
+        NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+      )),
+      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv()))
+    )))
+}
+
+/** The live catalog, for the `spawn_agent` description. */
+class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
+
+/** Serves the tools on a transport until the client closes it; with `agents`, the agent tools too. */
+export const serve = (transport: Transport, options: Options = {}) => {
+  if (options.readOnly === true) {
+    return Effect.scoped(Mcp.serve(ReadToolkit, transport).pipe(Effect.provide(layerRead(options))))
+  }
+  if (options.agents === undefined) {
+    return Effect.scoped(Mcp.serve(FullToolkit, transport).pipe(Effect.provide(layerFull(options))))
+  }
+  const describe = (tool: string) =>
+    tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
+  return Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(Layer.merge(layerFull(options), layerAgents(options.agents!, options)))
+    const live = (tool: string) => Effect.provide(describe(tool), context)
+    yield* Mcp.serve(Toolkit.merge(FullToolkit, AgentToolkit), transport, undefined, live).pipe(Effect.provide(context))
+  }))
+}
 
 /**
  * Serves the tools on this process's stdin and stdout until the client

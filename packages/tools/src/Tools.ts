@@ -162,3 +162,48 @@ export const ReadToolkit = Toolkit.make(ReadSpill, GrepSpill, GetToolOutput, Man
 
 /** Every tool: the read tools, plus running commands and driving jobs. */
 export const FullToolkit = Toolkit.make(RunCommand, ReadSpill, GrepSpill, GetToolOutput, ManageProcess)
+
+/** `spawn_agent`: starts an agent from the catalog on a task; the description is the live catalog. */
+export const SpawnAgent = Tool.make("spawn_agent", {
+  description: "Start an agent from the catalog on a task; it runs in the background. Wait for it with wait_for_agents.",
+  parameters: {
+    agent: Schema.String.annotations({ description: "the agent's name in the catalog" }),
+    task: Schema.String
+  },
+  success: Schema.Struct({ text: Schema.String, agent_id: Schema.String, max_lifetime_seconds: Schema.Number }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Destructive, false)
+
+/** `wait_for_agents`: a snapshot of agents once they finish or the timeout passes. */
+export const WaitForAgents = Tool.make("wait_for_agents", {
+  description:
+    "Wait until the agents finish or timeout_ms passes; returns each agent's status, iterations and a preview, and how to fetch its complete output with get_agent_results.",
+  parameters: {
+    agent_ids: Schema.Array(Schema.String).pipe(Schema.minItems(1)),
+    timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 3_600_000)))
+  },
+  success: Schema.Struct({ text: Schema.String, result: Schema.Unknown }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true)
+
+/** `get_agent_results`: pages of one agent's complete result or error body. */
+export const GetAgentResults = Tool.make("get_agent_results", {
+  description:
+    "Read an agent's complete result (or error) page by page: pass the cursor of each page until truncated is false. Pages are 4,000 bytes unless limit asks for up to 8,000.",
+  parameters: {
+    agent_id: Schema.String,
+    cursor: Schema.optional(Schema.String),
+    limit: Schema.optional(Schema.Int)
+  },
+  success: Schema.Struct({ text: Schema.String, page: Schema.Unknown }),
+  failure: ToolFailure,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true)
+
+/** The agent tools. */
+export const AgentToolkit = Toolkit.make(SpawnAgent, WaitForAgents, GetAgentResults)
+
+/** The agent tools a reader gets: waiting and reading results, no spawning. */
+export const AgentReadToolkit = Toolkit.make(WaitForAgents, GetAgentResults)

@@ -9,6 +9,8 @@
 export * as Tools from "./Tools.js"
 /** Handlers over the capabilities. */
 export * as Handlers from "./Handlers.js"
+/** Handlers of the agent tools. */
+export * as AgentHandlers from "./AgentHandlers.js"
 /** An MCP server over a toolkit, through the official SDK. */
 export * as Mcp from "./Mcp.js"
 /** The MCP server wired for Node: spill, evidence and jobs in one directory. */

@@ -223,3 +223,48 @@ describe("spillway mcp shutdown", () => {
     expect(alive()).toBe(false)
   }, 15_000)
 })
+
+describe("spillway mcp --agents", () => {
+  it("serves the agent tools over a catalog of command agents, with the live limits in spawn_agent", async () => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-agents-"))
+    dirs.push(dir)
+    const catalog = Path.join(dir, "catalog.json")
+    Fs.writeFileSync(catalog, JSON.stringify({
+      agents: [
+        { name: "echo", description: "answers with the task", command: ["/bin/sh", "-c", `printf 'answer to %s: ${TOKEN}\\n' "$0"; seq 1 2000`, "{task}"] },
+        { name: "broken", description: "always fails", command: ["/bin/sh", "-c", "echo broken >&2; exit 4"] }
+      ],
+      max_concurrent_agents: 3,
+      max_lifetime_seconds: 120
+    }))
+    const { client } = await connect(["--agents", catalog], dir)
+    const { tools } = await client.listTools()
+    const spawn = tools.find((t) => t.name === "spawn_agent")!
+    expect(spawn.description).toContain("- echo: answers with the task")
+    expect(spawn.description).toContain("At most 3 agents run at once. An agent started now may run 120 seconds.")
+    expect(tools.find((t) => t.name === "wait_for_agents")!.annotations?.readOnlyHint).toBe(true)
+    const a = await call(client, "spawn_agent", { agent: "echo", task: "life" })
+    const b = await call(client, "spawn_agent", { agent: "broken", task: "x" })
+    const ids = [a.structuredContent!.agent_id, b.structuredContent!.agent_id]
+    const waited = await call(client, "wait_for_agents", { agent_ids: [...ids, ids[0]], timeout_ms: 10_000 })
+    const roster = waited.structuredContent!
+    expect(roster.agents.map((r: { status: string }) => r.status)).toEqual(["completed", "failed"])
+    expect(roster.agents[0].preview.startsWith("answer to life: ****")).toBe(true)
+    expect(textOf(waited)).toContain(`get_agent_results agent_id=${ids[0]} cursor=`)
+    let cursor: string | undefined
+    let whole = ""
+    do {
+      const page = await call(client, "get_agent_results", { agent_id: ids[0], ...(cursor !== undefined ? { cursor } : {}) })
+      expect(page.isError).toBeFalsy()
+      whole += textOf(page)
+      cursor = page.structuredContent!.cursor
+    } while (cursor !== undefined)
+    expect(whole).toBe(`answer to life: ${"*".repeat(TOKEN.length)}\n` + Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join(""))
+    const failed = await call(client, "get_agent_results", { agent_id: ids[1] })
+    expect(failed.structuredContent).toMatchObject({ kind: "error", status: "failed", text: "broken\n[/bin/sh ended with exit code 4]" })
+    const unknown = await call(client, "spawn_agent", { agent: "nobody", task: "x" })
+    expect(unknown.isError).toBe(true)
+    expect(textOf(unknown)).toContain("the catalog has echo, broken")
+    await client.close()
+  }, 30_000)
+})

@@ -1,0 +1,78 @@
+/**
+ * Handlers of the agent tools over the agent runtime: `spawn_agent` (whose
+ * description a server takes from the live catalog), `wait_for_agents` and
+ * `get_agent_results`. The text of a wait is a compact roster for the model;
+ * its structured result is the whole snapshot, fitted to the budget.
+ *
+ * @since 0.1.0
+ */
+import { Agents } from "@spillway/agents"
+import { Effect } from "effect"
+import { ToolCaller } from "./Handlers.js"
+import { AgentReadToolkit, AgentToolkit, ToolFailure } from "./Tools.js"
+
+const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ToolFailure, R> =>
+  Effect.mapError(effect, (e) => {
+    const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+    return new ToolFailure({
+      reason: typeof error._tag === "string" ? error._tag : "Error",
+      detail: typeof error.message === "string" ? error.message : String(e)
+    })
+  })
+
+/** The roster of a wait as text. */
+export const renderWait = (result: Agents.WaitResult): string =>
+  [
+    ...(result.notice !== undefined ? [result.notice] : []),
+    ...result.agents.map((row) =>
+      [
+        `${row.agent_id}${row.name !== "" ? ` (${row.name})` : ""}: ${row.status}, ${row.iterations} iterations${row.reason !== undefined ? `, ${row.reason}` : ""}`,
+        ...(row.preview !== "" ? [`  ${row.preview.replace(/\n/g, "\n  ")}`] : []),
+        ...(row.fetch !== undefined ? [`  complete output (${row.body_bytes} bytes): ${row.fetch}`] : [])
+      ].join("\n")
+    ),
+    ...(result.timed_out ? ["The wait timed out; agents still running go on."] : [])
+  ].join("\n")
+
+const spawn = (params: { readonly agent: string; readonly task: string }) =>
+  handled(Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const runtime = yield* Agents.AgentRuntime
+    const started = yield* runtime.spawn(caller, params)
+    return {
+      text: `started ${started.agent_id} (${started.name}); it may run ${started.max_lifetime_seconds} seconds. Wait for it with wait_for_agents.`,
+      agent_id: started.agent_id,
+      max_lifetime_seconds: started.max_lifetime_seconds
+    }
+  }))
+
+const wait = (params: { readonly agent_ids: ReadonlyArray<string>; readonly timeout_ms?: number | undefined }) =>
+  handled(Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const runtime = yield* Agents.AgentRuntime
+    const result = yield* runtime.waitForAgents(caller, { agentIds: params.agent_ids, timeoutMillis: params.timeout_ms ?? 60_000 })
+    return { text: renderWait(result), result }
+  }))
+
+const results = (params: { readonly agent_id: string; readonly cursor?: string | undefined; readonly limit?: number | undefined }) =>
+  handled(Effect.gen(function*() {
+    const caller = yield* ToolCaller
+    const runtime = yield* Agents.AgentRuntime
+    const page = yield* runtime.getAgentResults(caller, { agentId: params.agent_id, cursor: params.cursor, limit: params.limit })
+    return { text: page.text, page }
+  }))
+
+/** Handlers of every agent tool. */
+export const layer = AgentToolkit.toLayer(Effect.map(Effect.context<ToolCaller | Agents.AgentRuntime>(), (context) =>
+  AgentToolkit.of({
+    spawn_agent: (params) => Effect.provide(spawn(params), context),
+    wait_for_agents: (params) => Effect.provide(wait(params), context),
+    get_agent_results: (params) => Effect.provide(results(params), context)
+  })))
+
+/** Handlers of the agent tools a reader gets. */
+export const readLayer = AgentReadToolkit.toLayer(Effect.map(Effect.context<ToolCaller | Agents.AgentRuntime>(), (context) =>
+  AgentReadToolkit.of({
+    wait_for_agents: (params) => Effect.provide(wait(params), context),
+    get_agent_results: (params) => Effect.provide(results(params), context)
+  })))
