@@ -15,6 +15,7 @@ import { Cursor, Envelope, Secrets, Utf8 } from "@spillway/core"
 import { Cause, Clock, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option, Schema, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { AgentConfig } from "./AgentConfig.js"
+import { AgentResults, type StoredResult } from "./AgentResults.js"
 
 /** The cursor tool of result pages; no other tool takes them. */
 export const TOOL = "get_agent_results"
@@ -240,6 +241,8 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
     const key = yield* Cursor.CursorKey
     const scope = yield* Effect.scope
     const services = yield* Effect.context<R>()
+    // without a result store, results live as long as the runtime
+    const store = yield* Effect.serviceOption(AgentResults)
     const budget = { limit: o.budgetChars }
     const byName = new Map(definitions.map((d) => [d.name, d]))
     const live = new Map<string, Agent>()
@@ -276,6 +279,56 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
       results.set(agent.id, agent)
       Deferred.unsafeDone(agent.done, Exit.void)
     }
+
+    const stored = (a: Agent): StoredResult => ({
+      id: a.id,
+      name: a.name,
+      owner: a.owner,
+      channel: a.channel,
+      status: a.status as StoredResult["status"],
+      reason: a.reason,
+      iterations: a.iterations,
+      kind: a.kind!,
+      body: a.body!,
+      sourceBytes: a.sourceBytes,
+      tools: [...a.tools.entries()].map(([name, calls]) => ({ name, calls }))
+    })
+
+    const keep = (a: Agent) =>
+      Option.match(store, {
+        onNone: () => Effect.void,
+        onSome: (s) => s.put(stored(a)).pipe(Effect.catchAll((e) => Effect.logWarning(`agent ${a.id}: its result was not stored: ${e.message}`)))
+      })
+
+    /** Brings results of agents this runtime no longer holds (finished before a restart) back from the store. */
+    const resolve = (ids: ReadonlyArray<string>) =>
+      Effect.forEach(ids, (id) =>
+        live.has(id) || results.has(id) || Option.isNone(store)
+          ? Effect.void
+          : store.value.get(id).pipe(
+            Effect.map((r) => {
+              if (r === undefined) return
+              const agent: Agent = {
+                id: r.id,
+                name: r.name,
+                owner: r.owner,
+                channel: r.channel,
+                lifetimeSeconds: 0,
+                startedAt: 0,
+                status: r.status,
+                iterations: r.iterations,
+                reason: r.reason,
+                body: r.body,
+                kind: r.kind,
+                sourceBytes: r.sourceBytes,
+                tools: new Map(r.tools.map((t) => [t.name, t.calls])),
+                done: Deferred.unsafeMake<void>(FiberId.none)
+              }
+              Deferred.unsafeDone(agent.done, Exit.void)
+              results.set(id, agent)
+            }),
+            Effect.catchAll((e) => Effect.logWarning(e.message))
+          ), { discard: true })
 
     const spawn = (caller: Caller, request: { readonly agent: string; readonly task: string }) =>
       Effect.gen(function*() {
@@ -324,7 +377,7 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
             })
           )
         )
-        yield* Effect.forkIn(run, scope)
+        yield* Effect.forkIn(Effect.zipRight(run, Effect.suspend(() => keep(agent))), scope)
         return { agent_id: agent.id, name: agent.name, status: "running" as const, max_lifetime_seconds: agent.lifetimeSeconds }
       })
 
@@ -370,6 +423,7 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
         if (!Number.isFinite(request.timeoutMillis) || request.timeoutMillis < 0) {
           return yield* new InvalidRequest({ reason: "timeout must be a number of milliseconds, 0 or more" })
         }
+        yield* resolve(ids)
         const fits = rosterFits(ids)
         const fitting = Either.isRight(fits) ? fits.right.count : 0
         if (fitting < ids.length) return yield* new BatchTooLarge({ requested: ids.length, fits: fitting })
@@ -436,6 +490,7 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
       request: { readonly agentId: string; readonly cursor?: string | undefined; readonly limit?: number | undefined }
     ) =>
       Effect.gen(function*() {
+        yield* resolve([request.agentId])
         const a = lookup(request.agentId)
         if (a === undefined) return yield* new AgentNotFound({ agentId: request.agentId })
         if (!(yield* allowed(caller, a))) return yield* new AgentAccessDenied({ agentId: a.id })

@@ -9,3 +9,5 @@
 export * as AgentConfig from "./AgentConfig.js"
 /** The agent runtime: catalog, spawn, wait and results. */
 export * as Agents from "./Agents.js"
+/** Where finished agents' results are kept. */
+export * as AgentResults from "./AgentResults.js"

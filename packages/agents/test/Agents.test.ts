@@ -1,9 +1,10 @@
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { AgentConfig, Agents } from "@spillway/agents"
+import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Cursor, Secrets } from "@spillway/core"
-import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Layer, TestClock } from "effect"
+import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Layer, Scope, TestClock } from "effect"
+import * as Fs from "node:fs"
 
 const KEY = new Uint8Array(32).fill(3)
 const me: Agents.Caller = { owner: "parent", channel: "conv-1" }
@@ -299,6 +300,35 @@ describe("get_agent_results", () => {
       expect(offset).toBe(Buffer.byteLength(body))
       expect(text).toBe(Buffer.from(body).toString())
     })), { fastCheck: { numRuns: 30 } })
+})
+
+describe("durable results", () => {
+  it.scoped("a finished agent's result is read back by a runtime started after it, by its owner only", () =>
+    Effect.gen(function*() {
+      const directory = `${process.env.TMPDIR ?? "/tmp"}/spillway-agent-results-${process.pid}-${Date.now()}`
+      const results = AgentResults.layerDirectory(directory).pipe(Layer.orDie)
+      const first = yield* Scope.make()
+      const context = yield* Layer.build(Layer.merge(services(), results)).pipe(Scope.extend(first))
+      const before = yield* Agents.make([scripted]).pipe(Effect.provide(context), Scope.extend(first))
+      const a = yield* before.spawn(me, { agent: "scripted", task: "durable-a" })
+      yield* open("durable-a", `kept ${SECRET} for later`)
+      yield* before.waitForAgents(me, { agentIds: [a.agent_id], timeoutMillis: 60_000 })
+      yield* Scope.close(first, Exit.void)
+      expect(Fs.statSync(`${directory}/${a.agent_id}.json`).mode & 0o777).toBe(0o600)
+      const kept = JSON.parse(Fs.readFileSync(`${directory}/${a.agent_id}.json`, "utf8")) as { body: string }
+      expect(Buffer.from(kept.body, "base64").toString()).toBe(`kept ${"*".repeat(SECRET.length)} for later`)
+
+      const after = yield* Agents.make([scripted]).pipe(Effect.provide(yield* Layer.build(Layer.merge(services(), results))))
+      const page = yield* after.getAgentResults(me, { agentId: a.agent_id })
+      expect(page).toMatchObject({ status: "completed", kind: "result", text: `kept ${"*".repeat(SECRET.length)} for later` })
+      const snapshot = yield* after.waitForAgents(me, { agentIds: [a.agent_id], timeoutMillis: 0 })
+      expect(snapshot.agents[0]).toMatchObject({ status: "completed", iterations: 2 })
+      expect(snapshot.audit.durable_results).toEqual([a.agent_id])
+      expect((yield* Effect.flip(after.getAgentResults({ owner: "other", channel: "conv-1" }, { agentId: a.agent_id })))._tag).toBe(
+        "AgentAccessDenied"
+      )
+      Fs.rmSync(directory, { recursive: true, force: true })
+    }))
 })
 
 describe("command agents", () => {

@@ -15,7 +15,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
 import { NodeEvidence, NodeProcess, NodeScratchStore, NodeSpillStore } from "@spillway/node"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { AgentConfig, Agents } from "@spillway/agents"
+import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -122,7 +122,10 @@ export const readCatalog = (file: string) =>
     catch: (e) => new Error(`cannot read the agent catalog ${file}: ${e instanceof Error ? e.message : String(e)}`)
   })
 
-/** The agent tools over a catalog file; configuration is published to `<directory>/.agents/config.json`. */
+/**
+ * The agent tools over a catalog file; configuration is published to
+ * `<directory>/.agents/config.json`, and results are kept in `.agents/results`.
+ */
 export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) => {
   const directory = Path.resolve(options.directory ?? NodeSpillStore.defaultDirectoryFromEnv())
   return Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
@@ -133,6 +136,7 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
       Layer.provideMerge(Agents.layer(definitions)),
       Layer.provide(Layer.mergeAll(
         AgentConfig.layer(config).pipe(Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json")))),
+        AgentResults.layerDirectory(Path.join(directory, ".agents", "results")),
         Secrets.layerFromEnv,
         NodeEvidence.layerKeyFile(Path.join(directory, ".evidence", "cursor.key")),
         Agents.allowOwners,
