@@ -662,7 +662,7 @@ export const make = (options: Options = {}) =>
         }
         jobs.set(generation, job)
         byPid.set(job.pid, generation)
-        yield* save(job)
+        // drain first: Node discards the output of a child that exits before anyone reads its pipes
         yield* Effect.forkIn(
           run(job, process, file).pipe(
             // a manager that shuts down first records what it knows; the exit stays unobserved
@@ -671,6 +671,7 @@ export const make = (options: Options = {}) =>
           ),
           scope
         )
+        yield* save(job)
         return { pid: job.pid, generation, command: shown, started_at: iso(now), spool: spoolKind } satisfies Started
       })
 

@@ -13,12 +13,18 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as NodeSpillStore from "./NodeSpillStore.js"
+import * as SqlBackend from "./SqlBackend.js"
 import * as SqlManifestStore from "./SqlManifestStore.js"
 
 /** Where evidence lives, and the profile's limits. */
 export interface Options extends Evidence.Options {
   /** The spill directory; `SPILLWAY_OUTPUT_DIR` or `~/.spillway/tool-output` by default. */
   readonly directory?: string | undefined
+  /**
+   * Where manifests live: a `postgres://` URL, or a SQLite file; by default
+   * `SPILLWAY_MANIFESTS_URL`, else `.evidence/manifests.sqlite` in the directory.
+   */
+  readonly manifests?: string | undefined
 }
 
 /**
@@ -57,7 +63,7 @@ export const layer = (options: Options = {}) => {
   return profile.pipe(
     Layer.provide(NodeSpillStore.layer({ directory })),
     Layer.provide(NodeFileSystem.layer),
-    Layer.provide(SqlManifestStore.layerSqlite({ filename: Path.join(meta, "manifests.sqlite") })),
+    Layer.provide(SqlManifestStore.layerFor(options.manifests ?? SqlBackend.urlFromEnv() ?? Path.join(meta, "manifests.sqlite"))),
     Layer.provide(layerKeyFile(Path.join(meta, "cursor.key"))),
     Layer.provide(Secrets.layerFromEnv),
     Layer.provide(Evidence.ownerOnly)

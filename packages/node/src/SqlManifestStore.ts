@@ -1,6 +1,7 @@
 /**
  * The manifest store over `@effect/sql`'s generic `SqlClient`, with SQLite
- * (through `@effect/sql-sqlite-node`) as the embedded default. One table,
+ * (through `@effect/sql-sqlite-node`) as the embedded default and PostgreSQL
+ * (through `@effect/sql-pg`) for controllers that share one view. One table,
  * `spillway_manifests`, in SQL that SQLite and PostgreSQL both accept.
  * Manifests are immutable: a second `put` of an id fails and never replaces
  * the first.
@@ -15,6 +16,7 @@ import { ManifestStore } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as SqlBackend from "./SqlBackend.js"
 
 /** How many ids one `DELETE ... IN (...)` names, well under every backend's parameter limit. */
 const DELETE_CHUNK = 500
@@ -219,3 +221,16 @@ export const layerSqlite = (
       return yield* Effect.provideService(make, SqlClient.SqlClient, client)
     })
   )
+
+/** The store in a PostgreSQL database, for controllers that share one view. */
+export const layerPg = (
+  options: { readonly url: string }
+): Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError> =>
+  Layer.scoped(
+    ManifestStore.ManifestStore,
+    Effect.flatMap(SqlBackend.pgClient(options.url), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
+  )
+
+/** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
+export const layerFor = (location: string): Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError> =>
+  SqlBackend.isPostgresUrl(location) ? layerPg({ url: location }) : layerSqlite({ filename: location })

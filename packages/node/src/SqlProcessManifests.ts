@@ -14,6 +14,7 @@ import { ManifestStore, ProcessManifests } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as SqlBackend from "./SqlBackend.js"
 
 const storeError = (operation: string) => (e: SqlError | unknown) =>
   new ManifestStore.ManifestStoreError({
@@ -103,3 +104,16 @@ export const layerSqlite = (
       return yield* Effect.provideService(make, SqlClient.SqlClient, client)
     })
   )
+
+/** The job records in a PostgreSQL database, for controllers that share one view. */
+export const layerPg = (
+  options: { readonly url: string }
+): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
+  Layer.scoped(
+    ProcessManifests.ProcessManifests,
+    Effect.flatMap(SqlBackend.pgClient(options.url), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
+  )
+
+/** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
+export const layerFor = (location: string): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
+  SqlBackend.isPostgresUrl(location) ? layerPg({ url: location }) : layerSqlite({ filename: location })

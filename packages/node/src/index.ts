@@ -20,3 +20,5 @@ export * as NodeProcess from "./NodeProcess.js"
 export * as SqlProcessManifests from "./SqlProcessManifests.js"
 /** The scratch store on the real file system. */
 export * as NodeScratchStore from "./NodeScratchStore.js"
+/** SQLite or PostgreSQL for manifests, chosen by a location. */
+export * as SqlBackend from "./SqlBackend.js"

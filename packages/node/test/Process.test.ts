@@ -404,6 +404,23 @@ describe("Process", () => {
       expect(yield* m2.quotaUsed).toBe(500)
     }))
 
+  it.scopedLive("keeps the output of a job that ends before its record is saved", () =>
+    Effect.gen(function*() {
+      // records kept somewhere slow (a database across a network): the child is long gone when the save returns
+      const slow = Layer.succeed(ProcessManifests.ProcessManifests, {
+        save: () => Effect.sleep("150 millis"),
+        list: Effect.succeed([]),
+        remove: () => Effect.void
+      })
+      const m = yield* manager({}, slow)
+      for (let i = 0; i < 3; i++) {
+        const { pid } = yield* m.start(me, shell(`echo quick ${i}; exit 2`))
+        const v = yield* exited(m, pid)
+        expect(v.output).toBe(`quick ${i}\n`)
+        expect(v.retention.exit_code).toBe(2)
+      }
+    }))
+
   it.scopedLive("a failed spool write sets a capture error at once and keeps the prefix written before it", () =>
     Effect.gen(function*() {
       // the real file system, except that spool writes fail once 4,096 bytes are written

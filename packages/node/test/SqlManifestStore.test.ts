@@ -7,6 +7,7 @@ import { Effect, Exit, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { freshDatabase, pgUrl } from "./pg.js"
 
 /** One temp directory for the file, removed afterwards. */
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-manifests-"))
@@ -121,6 +122,25 @@ const behaviour = (
 
 behaviour("layerMemory", () => ManifestStore.layerMemory, { refusesDuplicates: true })
 behaviour("layerSqlite", () => SqlManifestStore.layerSqlite({ filename: freshFile() }), { refusesDuplicates: true })
+if (pgUrl !== undefined) {
+  behaviour(
+    "layerPg",
+    () => Layer.unwrapScoped(Effect.map(freshDatabase, (url) => SqlManifestStore.layerPg({ url }))),
+    { refusesDuplicates: true }
+  )
+}
+
+describe("layerFor", () => {
+  it.effect("is SQLite for a file and PostgreSQL for a postgres:// URL that it then must reach", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      yield* Effect.scoped(Layer.build(SqlManifestStore.layerFor(file)))
+      expect(Fs.existsSync(file)).toBe(true)
+      const error = yield* Effect.flip(Effect.scoped(Layer.build(SqlManifestStore.layerFor("postgres://nobody:secret@127.0.0.1:1/none"))))
+      expect(error.message).toContain("cannot reach PostgreSQL at postgres://127.0.0.1:1/none")
+      expect(error.message).not.toContain("secret")
+    }))
+})
 
 describe("layerSqlite", () => {
   it.effect("creates the file and its directory, the file mode 0600", () =>
