@@ -21,10 +21,12 @@ describe("the policy-gated workflow", () => {
       }).pipe(Effect.provide(layer({ directory })))
     )
     expect(result.kept.exitCode).toBe(1)
-    // stdout and stderr are merged as they arrive, so the error line is among the last few
+    // stdout and stderr are two pipes merged as they are read, so where the
+    // error line lands among the 3,001 lines depends on timing; that it is
+    // kept, once, and shown in the preview does not
     expect(result.kept.text).toContain("error: unit 1234 failed")
+    expect(result.kept.totalLines).toBe(3_001)
     expect(result.own.matches.map((m) => m.text)).toEqual(["error: unit 1234 failed"])
-    expect(result.own.matches[0]!.line).toBeGreaterThan(2900)
     Fs.rmSync(directory, { recursive: true, force: true })
     expect(Exit.isFailure(result.foreign) && JSON.stringify(result.foreign.cause)).toContain("this workflow reads only the output it saved")
   })

@@ -369,16 +369,7 @@ const signalOf = (error: unknown): string | undefined => {
   return /signal: (SIG[A-Z0-9]+)/.exec(text)?.[1]
 }
 
-const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const total = parts.reduce((n, p) => n + p.length, 0)
-  const out = new Uint8Array(total)
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
-}
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => Buffer.concat(parts)
 
 /** Builds the manager: restores recorded jobs, and sweeps expired ones in the background. */
 export const make = (options: Options = {}) =>

@@ -9,9 +9,12 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { ManifestStore } from "@spillway/core"
 import { Effect, Redacted } from "effect"
 import type { Scope } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 
 /** True when a manifests location names a PostgreSQL server rather than a SQLite file. */
 export const isPostgresUrl = (location: string): boolean => /^postgres(ql)?:\/\//.test(location)
@@ -33,3 +36,45 @@ export const pgClient = (url: string): Effect.Effect<SqlClient.SqlClient, Manife
       })
     )
   )
+
+const messageOf = (u: unknown): string => {
+  if (typeof u === "object" && u !== null) {
+    const e = u as { message?: unknown; code?: unknown }
+    const message = typeof e.message === "string" && e.message !== "" ? e.message : undefined
+    const code = typeof e.code === "string" || typeof e.code === "number" ? String(e.code) : undefined
+    if (message !== undefined && code !== undefined) return `${code}: ${message}`
+    if (message !== undefined || code !== undefined) return (message ?? code)!
+  }
+  return u === undefined ? "unknown error" : String(u)
+}
+
+const openError = (e: unknown) => new ManifestStore.ManifestStoreError({ operation: "open", reason: messageOf(e) })
+
+/** Creates the database file and its directory if missing, and keeps the file to its owner. */
+const prepareFile = (filename: string) =>
+  Effect.try({
+    try: () => {
+      Fs.mkdirSync(Path.dirname(filename), { recursive: true, mode: 0o700 })
+      const fd = Fs.openSync(filename, Fs.constants.O_RDWR | Fs.constants.O_CREAT, 0o600)
+      try {
+        Fs.fchmodSync(fd, 0o600)
+      } finally {
+        Fs.closeSync(fd)
+      }
+    },
+    catch: openError
+  })
+
+/**
+ * A SQLite client on a file (created with its directory if missing, mode
+ * 0600), or `:memory:`; a file that is no database is a ManifestStoreError.
+ */
+export const sqliteClient = (filename: string): Effect.Effect<SqlClient.SqlClient, ManifestStore.ManifestStoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (filename !== ":memory:") yield* prepareFile(filename)
+    // better-sqlite3 throws when it cannot open the file or finds no database in it
+    return yield* SqliteClient.make({ filename }).pipe(
+      Effect.provide(Reactivity.layer),
+      Effect.catchAllDefect((defect) => Effect.fail(openError(defect)))
+    )
+  })

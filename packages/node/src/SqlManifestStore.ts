@@ -8,14 +8,10 @@
  *
  * @since 0.1.0
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { ManifestStore } from "@spillway/core"
 import { Effect, Layer } from "effect"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import * as SqlBackend from "./SqlBackend.js"
 
 /** How many ids one `DELETE ... IN (...)` names, well under every backend's parameter limit. */
@@ -187,39 +183,13 @@ export const make: Effect.Effect<ManifestStore.Service, ManifestStore.ManifestSt
 export const layer: Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError, SqlClient.SqlClient> =
   Layer.effect(ManifestStore.ManifestStore, make)
 
-const fileError = (operation: string) => (e: unknown) =>
-  new ManifestStore.ManifestStoreError({ operation, reason: messageOf(e) ?? "unknown error" })
-
-/** Creates the database file and its directory if missing, and keeps the file to its owner. */
-const prepareFile = (filename: string) =>
-  Effect.try({
-    try: () => {
-      Fs.mkdirSync(Path.dirname(filename), { recursive: true, mode: 0o700 })
-      const fd = Fs.openSync(filename, Fs.constants.O_RDWR | Fs.constants.O_CREAT, 0o600)
-      try {
-        Fs.fchmodSync(fd, 0o600)
-      } finally {
-        Fs.closeSync(fd)
-      }
-    },
-    catch: fileError("open")
-  })
-
 /** The embedded default: SQLite in a file (created with its directory if missing, mode 0600 for the file). */
 export const layerSqlite = (
   options: { readonly filename: string }
 ): Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError> =>
   Layer.scoped(
     ManifestStore.ManifestStore,
-    Effect.gen(function*() {
-      if (options.filename !== ":memory:") yield* prepareFile(options.filename)
-      // better-sqlite3 throws when it cannot open the file or finds no database in it.
-      const client = yield* SqliteClient.make({ filename: options.filename }).pipe(
-        Effect.provide(Reactivity.layer),
-        Effect.catchAllDefect((defect) => Effect.fail(fileError("open")(defect)))
-      )
-      return yield* Effect.provideService(make, SqlClient.SqlClient, client)
-    })
+    Effect.flatMap(SqlBackend.sqliteClient(options.filename), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
   )
 
 /** The store in a PostgreSQL database, for controllers that share one view. */

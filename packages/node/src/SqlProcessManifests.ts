@@ -6,14 +6,10 @@
  *
  * @since 0.1.0
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { ManifestStore, ProcessManifests } from "@spillway/core"
 import { Effect, Layer } from "effect"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import * as SqlBackend from "./SqlBackend.js"
 
 const storeError = (operation: string) => (e: SqlError | unknown) =>
@@ -88,21 +84,7 @@ export const layerSqlite = (
 ): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
   Layer.scoped(
     ProcessManifests.ProcessManifests,
-    Effect.gen(function*() {
-      yield* Effect.try({
-        try: () => {
-          Fs.mkdirSync(Path.dirname(options.filename), { recursive: true, mode: 0o700 })
-          Fs.closeSync(Fs.openSync(options.filename, Fs.constants.O_RDWR | Fs.constants.O_CREAT, 0o600))
-          Fs.chmodSync(options.filename, 0o600)
-        },
-        catch: storeError("open")
-      })
-      const client = yield* SqliteClient.make({ filename: options.filename }).pipe(
-        Effect.provide(Reactivity.layer),
-        Effect.catchAllDefect((defect) => Effect.fail(storeError("open")(defect)))
-      )
-      return yield* Effect.provideService(make, SqlClient.SqlClient, client)
-    })
+    Effect.flatMap(SqlBackend.sqliteClient(options.filename), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
   )
 
 /** The job records in a PostgreSQL database, for controllers that share one view. */

@@ -193,10 +193,13 @@ describe("Process", () => {
     Effect.gen(function*() {
       const m = yield* manager()
       const token = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
-      const { pid } = yield* m.start(me, shell(`printf 'key=${token.slice(0, 12)}'; sleep 0.6; printf '${token.slice(12)} done\\n'; sleep 0.3`))
+      const { pid } = yield* m.start(me, shell(`printf 'key=${token.slice(0, 12)}'; sleep 1.5; printf '${token.slice(12)} done\\n'; sleep 0.3`))
       // mid-way, the half-written token is held back, not shown and not readable
-      yield* Effect.sleep("300 millis")
-      const mid = view(yield* m.poll(me, { pid }))
+      let mid = view(yield* m.poll(me, { pid }))
+      for (let i = 0; i < 100 && mid.retention.emitted_bytes === 0; i++) {
+        yield* Effect.sleep("10 millis")
+        mid = view(yield* m.poll(me, { pid }))
+      }
       expect(mid.retention.status).toBe("running")
       expect(mid.retention.retained_bytes).toBe(0)
       expect(mid.retention.not_retained_bytes).toBe(16)
@@ -341,7 +344,7 @@ describe("Process", () => {
         expect(yield* m.list(who)).toEqual([])
       }
       const revocable = { owner: "carol", channel: "c" }
-      const job = yield* m.start(revocable, shell("sleep 0.4; echo done"))
+      const job = yield* m.start(revocable, shell("sleep 1; echo done"))
       const waiting = yield* Effect.fork(m.wait(revocable, { pid: job.pid, timeoutMillis: 10_000 }))
       yield* Effect.sleep("100 millis")
       revoked.add("carol")
@@ -457,7 +460,7 @@ describe("Process", () => {
   it.scopedLive("output expires after the exit, reads do not renew it, and a sweep removes the spool", () =>
     Effect.gen(function*() {
       const directory = Path.join(tempDir(), "spools")
-      const m = yield* manager({ directory, ttlMillis: 400 })
+      const m = yield* manager({ directory, ttlMillis: 1_500 })
       const { pid } = yield* m.start(me, shell("echo soon gone"))
       const v = yield* exited(m, pid)
       expect(v.retention.spool).toBe("durable")
@@ -466,9 +469,9 @@ describe("Process", () => {
       expect(spools.length).toBe(1)
       expect(Fs.statSync(Path.join(directory, spools[0])).mode & 0o777).toBe(0o600)
       expect(Fs.statSync(directory).mode & 0o777).toBe(0o700)
-      yield* Effect.sleep("250 millis")
+      yield* Effect.sleep("500 millis")
       yield* m.poll(me, { pid })
-      yield* Effect.sleep("250 millis")
+      yield* Effect.sleep("1100 millis")
       expect((yield* m.poll(me, { pid }).pipe(Effect.flip))._tag).toBe("JobExpired")
       expect(yield* m.sweep).toBe(1)
       expect(Fs.readdirSync(directory).filter((f) => f.endsWith(".spool"))).toEqual([])
