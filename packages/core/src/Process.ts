@@ -41,7 +41,8 @@ import { randomBytes } from "node:crypto"
 import * as Cursor from "./Cursor.js"
 import type * as Envelope from "./Envelope.js"
 import * as Grep from "./Grep.js"
-import { ProcessManifests, type JobManifest } from "./ProcessManifests.js"
+import { type JobManifest, ProcessManifests } from "./ProcessManifests.js"
+import * as RetentionQuota from "./RetentionQuota.js"
 import * as ProcessView from "./ProcessView.js"
 import { Secrets } from "./Secrets.js"
 import * as Utf8 from "./Utf8.js"
@@ -55,7 +56,10 @@ export interface Options {
   readonly directory?: string | undefined
   /** Bytes kept per job; the rest is counted, not kept. 4 MiB by default. */
   readonly captureLimitBytes?: number
-  /** Bytes kept by all spools together. 128 MiB by default. */
+  /**
+   * Bytes kept by all spools together, 128 MiB by default; used only when no
+   * `RetentionQuota` service (which remote starts share) is provided.
+   */
   readonly quotaBytes?: number
   /** How long output is kept after the observed exit; reads never extend it. 24 hours by default. */
   readonly ttlMillis?: number
@@ -394,7 +398,8 @@ export const make = (options: Options = {}) =>
 
     const jobs = new Map<string, Job>()
     const byPid = new Map<number, string>()
-    let quotaUsed = 0
+    // the quota remote starts share, when the host provides one; a private one otherwise
+    const quota = Option.getOrElse(yield* Effect.serviceOption(RetentionQuota.RetentionQuota), () => RetentionQuota.make(o.quotaBytes))
 
     const cursorAt = (job: Job, offset: number) =>
       Effect.runSync(Effect.provideService(
@@ -479,7 +484,7 @@ export const make = (options: Options = {}) =>
       Deferred.unsafeDone(job.ended, Exit.void)
       jobs.set(job.generation, job)
       byPid.set(job.pid, job.generation)
-      quotaUsed += size
+      quota.hold(size)
     }
 
     /** The readable prefix: the spool, less a code point more bytes could still complete. */
@@ -515,7 +520,7 @@ export const make = (options: Options = {}) =>
             const batch = (end === -1 ? parts : parts.slice(0, end)) as Array<Uint8Array>
             if (batch.length > 0) {
               const bytes = batch.length === 1 ? batch[0]! : concat(batch)
-              if (failed) quotaUsed -= bytes.length
+              if (failed) quota.give(bytes.length)
               else {
                 yield* file.writeAll(bytes).pipe(
                   Effect.map(() => {
@@ -526,7 +531,7 @@ export const make = (options: Options = {}) =>
                   Effect.catchAll((e) =>
                     Effect.sync(() => {
                       failed = true
-                      quotaUsed -= bytes.length
+                      quota.give(bytes.length)
                       job.captureError = `writing the spool failed (${e.message}); later output is counted, not kept`
                     })
                   )
@@ -557,13 +562,12 @@ export const make = (options: Options = {}) =>
         }
         if (job.captureError !== undefined || out.length === 0) return Effect.void
         // bytes queued for the spool end where the masker's output had reached
-        let take = Math.min(out.length, Math.max(0, o.captureLimitBytes - start))
-        if (take > o.quotaBytes - quotaUsed) {
-          take = Math.max(0, o.quotaBytes - quotaUsed)
-          job.captureError = `the ${o.quotaBytes}-byte quota for all spools is used up; later output is counted, not kept`
+        const want = Math.min(out.length, Math.max(0, o.captureLimitBytes - start))
+        const take = quota.take(want)
+        if (take < want) {
+          job.captureError = `the ${quota.limit}-byte retention quota is used up; later output is counted, not kept`
         }
         if (take === 0) return Effect.void
-        quotaUsed += take
         // the masker's output is a fresh buffer each time, so it is queued as it is
         return spool.write(out.subarray(0, take))
       })
@@ -964,7 +968,7 @@ export const make = (options: Options = {}) =>
         yield* Effect.ignore(manifests.remove(job.generation))
         jobs.delete(job.generation)
         if (byPid.get(job.pid) === job.generation) byPid.delete(job.pid)
-        quotaUsed -= job.spooled
+        quota.give(job.spooled)
         removed++
       }
       return removed
@@ -983,7 +987,7 @@ export const make = (options: Options = {}) =>
       cancel,
       sweep,
       /** Bytes all spools hold. */
-      quotaUsed: Effect.sync(() => quotaUsed)
+      quotaUsed: Effect.sync(() => quota.usage().used)
     }
   })
 

@@ -5,7 +5,7 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Cursor, Process, ProcessManifests, ProcessView, Secrets } from "@spillway/core"
+import { Cursor, Process, ProcessManifests, ProcessView, RetentionQuota, Secrets } from "@spillway/core"
 import { NodeProcess, SqlProcessManifests } from "@spillway/node"
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as Fs from "node:fs"
@@ -455,6 +455,26 @@ describe("Process", () => {
       expect(v.retention.not_retained_bytes).toBe(whole.length - v.retention.retained_bytes)
       expect(v.retention.tail_status).toBe(ProcessView.WITHHELD)
       expect((yield* readAll(m, pid)).text).toBe(whole.slice(0, v.retention.retained_bytes))
+    }))
+
+  it.scopedLive("local capture never consumes what a remote start reserved; a released reservation frees its room", () =>
+    Effect.gen(function*() {
+      const quota = RetentionQuota.make(1_000)
+      const context = yield* Layer.build(deps())
+      const m = yield* Process.make().pipe(Effect.provide(context), Effect.provideService(RetentionQuota.RetentionQuota, quota))
+      const reservation = yield* quota.reserve(600)
+      expect((yield* Effect.flip(quota.reserve(600)))._tag).toBe("QuotaExhausted")
+      const first = yield* m.start(me, shell("seq 1 1000"))
+      const v = yield* exited(m, first.pid)
+      expect(v.retention.retained_bytes).toBe(400)
+      expect(v.retention.capture_error).toContain("1000-byte retention quota is used up")
+      expect(quota.usage()).toEqual({ used: 400, reserved: 600, limit: 1_000 })
+      // a refused dispatch gives its reservation back, once
+      yield* reservation.release
+      yield* reservation.release
+      const second = yield* m.start(me, shell("seq 1 1000"))
+      expect((yield* exited(m, second.pid)).retention.retained_bytes).toBe(600)
+      expect(quota.usage()).toEqual({ used: 1_000, reserved: 0, limit: 1_000 })
     }))
 
   it.scopedLive("output expires after the exit, reads do not renew it, and a sweep removes the spool", () =>
