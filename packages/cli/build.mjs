@@ -25,6 +25,7 @@ const bundle = (entry, outfile) =>
 await bundle("dist/main.js", "dist/spillway.cjs")
 await bundle("dist/fastRead.js", "dist/read.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
+await bundle("dist/host.js", "dist/host.cjs")
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))

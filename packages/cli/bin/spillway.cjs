@@ -9,9 +9,9 @@ const Module = require("node:module")
 // `read` has a small program of its own for the common case (see src/fastRead.ts)
 if (process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
 
-// `mcp` is a program of its own, so the rest of the command never loads the MCP SDK
-if (process.argv[2] === "mcp") {
-  require("../dist/mcp.cjs")
+// `mcp` and `host` are programs of their own, so the rest of the command never loads what they need
+if (process.argv[2] === "mcp" || process.argv[2] === "host") {
+  require(`../dist/${process.argv[2]}.cjs`)
   return
 }
 

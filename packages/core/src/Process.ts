@@ -958,21 +958,35 @@ export const make = (options: Options = {}) =>
       })
 
     /** Removes the spools and records of expired jobs; returns how many. */
+    /** Forgets a job that has ended: its spool, its record and its room in the quota. */
+    const drop = (job: Job) =>
+      Effect.gen(function*() {
+        yield* Effect.ignore(fs.remove(spoolPath(job)))
+        yield* Effect.ignore(manifests.remove(job.generation))
+        jobs.delete(job.generation)
+        if (byPid.get(job.pid) === job.generation) byPid.delete(job.pid)
+        quota.give(job.spooled)
+      })
+
     const sweep = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       let removed = 0
       for (const job of [...jobs.values()]) {
         const expires = expiresAt(job)
         if (expires === undefined || now < expires) continue
-        yield* Effect.ignore(fs.remove(spoolPath(job)))
-        yield* Effect.ignore(manifests.remove(job.generation))
-        jobs.delete(job.generation)
-        if (byPid.get(job.pid) === job.generation) byPid.delete(job.pid)
-        quota.give(job.spooled)
+        yield* drop(job)
         removed++
       }
       return removed
     })
+
+    /** Removes an ended job's output before it expires (its owner is done with it); a running job is refused. */
+    const remove = (caller: Caller, pid: number) =>
+      Effect.gen(function*() {
+        const job = yield* find(caller, pid, "cancel")
+        if (job.state === "running") return yield* new InvalidRequest({ reason: `job ${pid} is still running; cancel it first` })
+        yield* drop(job)
+      })
 
     yield* Effect.forkIn(Effect.repeat(sweep, Schedule.spaced(Duration.millis(o.sweepEveryMillis))), scope)
 
@@ -985,6 +999,7 @@ export const make = (options: Options = {}) =>
       closeStdin,
       signal,
       cancel,
+      remove,
       sweep,
       /** Bytes all spools hold. */
       quotaUsed: Effect.sync(() => quota.usage().used)

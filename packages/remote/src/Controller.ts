@@ -1,0 +1,190 @@
+/**
+ * The controller side: the `RemoteLease` capability. A controller connects
+ * to a host (a child process speaking over its stdio, such as
+ * `ssh somehost spillway host --stdio`, or TCP), presents a credential for a
+ * lease, and drives jobs through it. A remote start reserves its 4 MiB
+ * allowance out of the combined retention quota before it is dispatched
+ * (a refused dispatch releases it); the output stays on the host and is
+ * paged only through the lease, never copied here. Expiring a job ends
+ * access here first, then asks the host to delete the spool; when the host
+ * cannot be reached or refuses the lease, the result says deletion was not
+ * confirmed.
+ *
+ * @since 0.1.0
+ */
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as Socket from "@effect/platform/Socket"
+import * as RpcClient from "@effect/rpc/RpcClient"
+import type * as RpcClientError from "@effect/rpc/RpcClientError"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import { Process, RetentionQuota } from "@spillway/core"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as ChildProcess from "node:child_process"
+import { Duplex } from "node:stream"
+import { HostError, HostRpcs } from "./HostProtocol.js"
+
+/** The allowance a remote start reserves. */
+export const ALLOWANCE_BYTES = 4 * 1024 * 1024
+
+/** A lease from a host other than the one a manifest names. */
+export class HostMismatch extends Schema.TaggedError<HostMismatch>()("HostMismatch", { expected: Schema.String, actual: Schema.String }) {
+  override get message() {
+    return `the host answered with identity ${this.actual}, not ${this.expected} whose jobs these are; it was replaced or reinstalled, and the old jobs' output cannot be reached through it`
+  }
+}
+
+/** The host could not be reached, or the call did not complete. */
+export class HostUnreachable extends Schema.TaggedError<HostUnreachable>()("HostUnreachable", { detail: Schema.String }) {
+  override get message() {
+    return `the host could not be reached: ${this.detail}`
+  }
+}
+
+/** How an expiry went: access always ends here; deletion on the host may not be confirmed. */
+export interface Expired {
+  readonly pid: number
+  readonly deleted: boolean
+  readonly note?: string
+}
+
+/** A connection to one host's RPC group, as a socket. */
+export class HostConnection extends Context.Tag("@spillway/remote/HostConnection")<
+  HostConnection,
+  RpcClient.FromGroup<typeof HostRpcs, RpcClientError.RpcClientError>
+>() {}
+
+const SocketTag = Socket.Socket
+
+const unreachable = (e: unknown) =>
+  e instanceof HostError ? e : new HostUnreachable({ detail: (e as { message?: string }).message ?? String(e) })
+
+/**
+ * A socket over a child process's stdin and stdout (a host started as
+ * `spillway host --stdio`, locally or through ssh); the child gets SIGTERM
+ * when the socket closes.
+ */
+export const socketStdio = (
+  file: string,
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv = process.env
+): Layer.Layer<Socket.Socket> =>
+  Layer.effect(
+    SocketTag,
+    NodeSocket.fromDuplex(
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.sync(() => ChildProcess.spawn(file, [...args], { stdio: ["pipe", "pipe", "inherit"], env })),
+          (child) => Effect.sync(() => void child.kill("SIGTERM"))
+        ),
+        (child) => Duplex.from({ readable: child.stdout!, writable: child.stdin! })
+      )
+    )
+  )
+
+/** The client of a host reached through a socket. */
+export const layerClient = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>) =>
+  Layer.scoped(HostConnection, RpcClient.make(HostRpcs)).pipe(
+    Layer.provide(RpcClient.layerProtocolSocket({ retryTransientErrors: false })),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(socket)
+  )
+
+/** A host started as a child process, speaking over its stdio. */
+export const layerStdio = (file: string, args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) =>
+  layerClient(socketStdio(file, args, env))
+
+/** A host listening on TCP. */
+export const layerTcp = (options: { readonly host: string; readonly port: number }) =>
+  layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }))
+
+/** What a controller does through one lease. */
+export interface Leased {
+  readonly scope: string
+  /** The hash of the host identity that granted the lease. */
+  readonly host: string
+  /** Reserves the allowance, then starts the command on the host; a refused start releases the reservation. */
+  readonly start: (request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean }) => Effect.Effect<
+    { readonly pid: number; readonly generation: string; readonly started_at: string },
+    HostError | HostUnreachable | RetentionQuota.QuotaExhausted
+  >
+  readonly poll: (pid: number, request?: Omit<Process.PollRequest, "pid">) => Effect.Effect<unknown, HostError | HostUnreachable>
+  readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<unknown, HostError | HostUnreachable>
+  readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable>
+  readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable>
+  readonly status: (pid: number) => Effect.Effect<unknown, HostError | HostUnreachable>
+  /** Ends access here and gives the reservation back, then asks the host to delete the spool. */
+  readonly expire: (pid: number) => Effect.Effect<Expired>
+}
+
+/** The capability to lease a host's jobs. */
+export class RemoteLease extends Context.Tag("@spillway/remote/RemoteLease")<
+  RemoteLease,
+  {
+    /** Presents a credential for a lease; with `expectHost`, a host with another identity is refused. */
+    readonly lease: (
+      credential: string,
+      caller: Process.Caller,
+      options?: { readonly expectHost?: string | undefined }
+    ) => Effect.Effect<Leased, HostError | HostUnreachable | HostMismatch>
+  }
+>() {}
+
+/** The capability over one host connection, reserving from the retention quota in context (or a private one). */
+export const layer = (options: { readonly callTimeout?: Duration.DurationInput } = {}) =>
+  Layer.effect(
+    RemoteLease,
+    Effect.gen(function*() {
+      const client = yield* HostConnection
+      const quota = Option.getOrElse(yield* Effect.serviceOption(RetentionQuota.RetentionQuota), () => RetentionQuota.make())
+      const timeout = options.callTimeout ?? Duration.seconds(30)
+      const call = <A, E>(effect: Effect.Effect<A, E>) =>
+        effect.pipe(
+          Effect.timeoutFail({ duration: timeout, onTimeout: () => new HostUnreachable({ detail: "the call timed out" }) }),
+          Effect.mapError(unreachable)
+        ) as Effect.Effect<A, HostError | HostUnreachable>
+      return {
+        lease: (credential, caller, leaseOptions) =>
+          Effect.gen(function*() {
+            const granted = yield* call(client.Lease({ credential, owner: caller.owner, channel: caller.channel }))
+            if (leaseOptions?.expectHost !== undefined && leaseOptions.expectHost !== granted.host) {
+              return yield* new HostMismatch({ expected: leaseOptions.expectHost, actual: granted.host })
+            }
+            const lease = granted.lease
+            const reservations = new Map<number, RetentionQuota.Reservation>()
+            const leased: Leased = {
+              scope: granted.scope,
+              host: granted.host,
+              start: (request) =>
+                Effect.gen(function*() {
+                  const reservation = yield* quota.reserve(ALLOWANCE_BYTES)
+                  const started = yield* call(client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
+                  reservations.set(started.pid, reservation)
+                  return started
+                }),
+              poll: (pid, request = {}) => call(client.Poll({ lease, pid, ...request })),
+              wait: (pid, timeoutMillis, pattern) => call(client.Wait({ lease, pid, timeoutMillis, pattern })),
+              stdin: (pid, data, close) => call(client.Stdin({ lease, pid, data, close })),
+              signal: (pid, signal) => call(client.Signal({ lease, pid, signal })),
+              status: (pid) => call(client.Status({ lease, pid })),
+              expire: (pid) =>
+                Effect.gen(function*() {
+                  const reservation = reservations.get(pid)
+                  reservations.delete(pid)
+                  if (reservation !== undefined) yield* reservation.release
+                  return yield* call(client.Delete({ lease, pid })).pipe(
+                    Effect.as({ pid, deleted: true } satisfies Expired),
+                    Effect.catchAll((e) =>
+                      Effect.succeed({
+                        pid,
+                        deleted: false,
+                        note: `access ended here, but the host could not confirm that it deleted the output: ${e.message}`
+                      } satisfies Expired)
+                    )
+                  )
+                })
+            }
+            return leased
+          })
+      }
+    })
+  )

@@ -1,0 +1,145 @@
+/**
+ * The host side: runs commands and keeps their spools on this machine
+ * (through the process manager), and answers the host RPC group over stdio
+ * (`ssh somehost spillway host --stdio`) or TCP. Credentials come from a
+ * JSON file (`{ "credentials": { "<credential>": "<scope>" } }`) read again
+ * at every check, so removing or changing a credential revokes its leases at
+ * once. Jobs of one scope are out of reach of another.
+ *
+ * @since 0.1.0
+ */
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeSink from "@effect/platform-node/NodeSink"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as RpcServer from "@effect/rpc/RpcServer"
+import { Cursor, Process, Secrets } from "@spillway/core"
+import { SqlProcessManifests } from "@spillway/node"
+import { Effect, Either, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as HostIdentity from "./HostIdentity.js"
+import { HostError, HostRpcs } from "./HostProtocol.js"
+import * as Lease from "./Lease.js"
+
+/** Where a host keeps its identity, spools and records, and whom it trusts. */
+export interface Options extends Process.Options {
+  /** The host's private directory: `identity` (0600), `jobs.sqlite`, `cursor.key` and the spools. */
+  readonly directory: string
+  /** The credentials file. */
+  readonly credentials: string
+}
+
+const hostError = (e: unknown) => {
+  const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+  return new HostError({
+    reason: typeof error._tag === "string" ? error._tag : "Error",
+    detail: typeof error.message === "string" ? error.message : String(e)
+  })
+}
+
+/** Reads the credentials file (credential to scope); a missing or unreadable file trusts no one. */
+const readCredentials = (file: string): ReadonlyMap<string, string> => {
+  try {
+    const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as { credentials?: Record<string, unknown> }
+    return new Map(Object.entries(raw.credentials ?? {}).filter((e): e is [string, string] => typeof e[1] === "string"))
+  } catch {
+    return new Map()
+  }
+}
+
+/** The handlers of the host's calls, over a process manager of its own. */
+export const handlers = (options: Options) =>
+  HostRpcs.toLayer(Effect.gen(function*() {
+    const directory = Path.resolve(options.directory)
+    const identity = yield* HostIdentity.loadOrCreate(Path.join(directory, "identity"))
+    const manager = yield* Process.make({ ...options, directory: Path.join(directory, "spools") })
+    const check = (token: string) =>
+      Either.match(Lease.verify(identity.secret, identity.hash, readCredentials(options.credentials), token), {
+        onLeft: (e) => Effect.fail(hostError(e)),
+        onRight: (grant) => Effect.succeed({ owner: grant.owner, channel: `${grant.scope}/${grant.channel}` } satisfies Process.Caller)
+      })
+    const run = <A, E>(token: string, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
+      Effect.flatMap(check(token), (caller) => Effect.mapError(f(caller), hostError))
+    return {
+      Lease: ({ channel, credential, owner }) =>
+        Effect.suspend(() => {
+          const scope = readCredentials(options.credentials).get(credential)
+          if (scope === undefined) {
+            return Effect.fail(hostError(new Lease.LeaseRefused({ reason: "credential", detail: "this host does not know that credential" })))
+          }
+          const lease = Lease.issue(identity.secret, { scope, owner, channel, host: identity.hash, fence: Lease.fenceOf(credential) })
+          return Effect.succeed({ lease, scope, host: identity.hash })
+        }),
+      Start: ({ command, cwd, lease, stdin }) =>
+        run(lease, (caller) =>
+          Effect.map(
+            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed" }),
+            (s) => ({ pid: s.pid, generation: s.generation, started_at: s.started_at })
+          )),
+      Poll: ({ cursor, lease, limit, offset, pid }) =>
+        run(lease, (caller) => manager.poll(caller, { pid, cursor, offset, limit })),
+      Wait: ({ lease, pattern, pid, timeoutMillis }) =>
+        // the lease is checked before the wait and again after it
+        Effect.zipLeft(run(lease, (caller) => manager.wait(caller, { pid, timeoutMillis, pattern })), check(lease)),
+      Stdin: ({ close, data, lease, pid }) =>
+        run(lease, (caller) =>
+          Effect.zipRight(
+            data !== undefined ? manager.writeStdin(caller, pid, data) : Effect.void,
+            close === true ? manager.closeStdin(caller, pid) : Effect.void
+          )),
+      Signal: ({ lease, pid, signal }) => run(lease, (caller) => manager.signal(caller, pid, signal)),
+      Status: ({ lease, pid }) =>
+        run(lease, (caller) =>
+          Effect.flatMap(manager.list(caller), (jobs) => {
+            const job = jobs.find((j) => j.pid === pid)
+            return job === undefined ? Effect.fail(new Process.JobNotFound({ pid })) : Effect.succeed(job)
+          })),
+      Delete: ({ lease, pid }) => run(lease, (caller) => manager.remove(caller, pid))
+    }
+  }))
+
+/** Everything the handlers need on Node, with records and the cursor key in the host's directory. */
+const services = (options: Options) => {
+  const directory = Path.resolve(options.directory)
+  Fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
+  return Layer.mergeAll(
+    Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer)),
+    SqlProcessManifests.layerSqlite({ filename: Path.join(directory, "jobs.sqlite") }),
+    Secrets.layerFromEnv,
+    Cursor.layerKey(new Uint8Array(Fs.readFileSync(ensureKey(Path.join(directory, "cursor.key"))))),
+    Process.allowOwners
+  )
+}
+
+const ensureKey = (file: string) => {
+  try {
+    Fs.writeFileSync(file, randomBytes(32), { flag: "wx", mode: 0o600 })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+  }
+  return file
+}
+
+/** The host answering on this process's stdin and stdout. */
+export const layerStdio = (options: Options) =>
+  RpcServer.layer(HostRpcs).pipe(
+    Layer.provide(handlers(options)),
+    Layer.provide(RpcServer.layerProtocolStdio({ stdin: NodeStream.stdin, stdout: NodeSink.stdout })),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(services(options))
+  )
+
+/** The host answering on a TCP port (loopback by default). */
+export const layerTcp = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
+  RpcServer.layer(HostRpcs).pipe(
+    Layer.provide(handlers(options)),
+    Layer.provide(RpcServer.layerProtocolSocketServer),
+    Layer.provide(NodeSocketServer.layer({ port: options.port, host: options.host ?? "127.0.0.1" })),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(services(options))
+  )

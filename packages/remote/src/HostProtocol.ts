@@ -1,0 +1,61 @@
+/**
+ * The host's RPC group, the only way into a host: lease, start, poll, wait,
+ * stdin, signal, status and delete. Every call but `Lease` carries a lease;
+ * none takes a path. Views and pages cross as the same JSON a local poll
+ * returns.
+ *
+ * @since 0.1.0
+ */
+import * as Rpc from "@effect/rpc/Rpc"
+import * as RpcGroup from "@effect/rpc/RpcGroup"
+import { Schema } from "effect"
+
+/** A refused or failed host call, with the reason's tag and words to act on. */
+export class HostError extends Schema.TaggedError<HostError>()("HostError", {
+  reason: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+}
+
+const lease = Schema.String
+const pid = Schema.Number
+
+/** The host's calls. */
+export class HostRpcs extends RpcGroup.make(
+  Rpc.make("Lease", {
+    payload: { credential: Schema.String, owner: Schema.String, channel: Schema.String },
+    success: Schema.Struct({ lease: Schema.String, scope: Schema.String, host: Schema.String }),
+    error: HostError
+  }),
+  Rpc.make("Start", {
+    payload: { lease, command: Schema.String, cwd: Schema.optional(Schema.String), stdin: Schema.optional(Schema.Boolean) },
+    success: Schema.Struct({ pid: Schema.Number, generation: Schema.String, started_at: Schema.String }),
+    error: HostError
+  }),
+  Rpc.make("Poll", {
+    payload: {
+      lease,
+      pid,
+      cursor: Schema.optional(Schema.NullOr(Schema.String)),
+      offset: Schema.optional(Schema.NullOr(Schema.Union(Schema.Number, Schema.String))),
+      limit: Schema.optional(Schema.NullOr(Schema.Number))
+    },
+    success: Schema.Unknown,
+    error: HostError
+  }),
+  Rpc.make("Wait", {
+    payload: { lease, pid, timeoutMillis: Schema.Number, pattern: Schema.optional(Schema.String) },
+    success: Schema.Unknown,
+    error: HostError
+  }),
+  Rpc.make("Stdin", {
+    payload: { lease, pid, data: Schema.optional(Schema.String), close: Schema.optional(Schema.Boolean) },
+    error: HostError
+  }),
+  Rpc.make("Signal", { payload: { lease, pid, signal: Schema.String }, error: HostError }),
+  Rpc.make("Status", { payload: { lease, pid }, success: Schema.Unknown, error: HostError }),
+  Rpc.make("Delete", { payload: { lease, pid }, error: HostError })
+) {}

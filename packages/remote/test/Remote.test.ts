@@ -1,0 +1,149 @@
+import { describe, expect, it } from "@effect/vitest"
+import { RetentionQuota } from "@spillway/core"
+import { Controller, HostIdentity, Lease } from "@spillway/remote"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
+const me = { owner: "controller-1", channel: "conv-1" }
+
+/** A host's directory and credentials file (credential to scope). */
+const hostFiles = (credentials: Record<string, string>) => {
+  const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-host-"))
+  const file = Path.join(directory, "credentials.json")
+  Fs.writeFileSync(file, JSON.stringify({ credentials }))
+  return { directory: Path.join(directory, "host"), credentials: file, root: directory }
+}
+
+/** The lease capability over a host started as a child speaking over its stdio. */
+const overStdio = (files: { readonly directory: string; readonly credentials: string }) =>
+  Controller.layer().pipe(
+    Layer.provideMerge(Controller.layerStdio(process.execPath, [bin, "host", "--stdio", "--dir", files.directory, "--credentials", files.credentials]))
+  )
+
+const leaseWith = (credential: string, options?: { readonly expectHost?: string }) =>
+  Effect.flatMap(Controller.RemoteLease, (r) => r.lease(credential, me, options))
+
+type View = { readonly output: string; readonly retention: { readonly cursor: string; readonly status: string; readonly emitted_bytes: number } }
+
+describe("a host over stdio", () => {
+  it.scopedLive("runs a job whose output stays on the host and is paged only through the lease", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "secret-credential-1": "team-a" })
+      const context = yield* Layer.build(overStdio(files))
+      const leased = yield* leaseWith("secret-credential-1").pipe(Effect.provide(context))
+      expect(leased.scope).toBe("team-a")
+      // the lease names the host by the hash of its identity, never the identity itself
+      expect(leased.host).toBe(HostIdentity.hashOf(new Uint8Array(Fs.readFileSync(Path.join(files.directory, "identity")))))
+      expect(Fs.statSync(Path.join(files.directory, "identity")).mode & 0o777).toBe(0o600)
+      const job = yield* leased.start({ command: "echo hello from the host; echo bye" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View
+      expect(view.output).toBe("hello from the host\nbye\n")
+      expect(view.retention.status).toBe("exited")
+      const page = (yield* leased.poll(job.pid, { cursor: view.retention.cursor, limit: 6 })) as { content: string; next_cursor: string }
+      expect(page.content).toBe("hello ")
+      const next = (yield* leased.poll(job.pid, { cursor: page.next_cursor })) as { content: string; truncated: boolean }
+      expect(next).toMatchObject({ content: "from the host\nbye\n", truncated: false })
+      expect(yield* leased.status(job.pid)).toMatchObject({ pid: job.pid, status: "exited", exit_code: 0 })
+      // the spool is on the host, in its own directory, and expiry deletes it there
+      const spools = () => Fs.readdirSync(Path.join(files.directory, "spools")).filter((f) => f.endsWith(".spool"))
+      expect(spools().length).toBe(1)
+      expect(yield* leased.expire(job.pid)).toEqual({ pid: job.pid, deleted: true })
+      expect(spools()).toEqual([])
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
+  it.scopedLive("refuses forged leases, revoked credentials, other scopes, and a host with a new identity", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a", "cred-b": "team-b" })
+      const first = yield* Scope.make()
+      const context = yield* Layer.build(overStdio(files)).pipe(Scope.extend(first))
+      const a = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const b = yield* leaseWith("cred-b").pipe(Effect.provide(context))
+      expect((yield* Effect.flip(leaseWith("no-such-credential").pipe(Effect.provide(context)))).message).toContain("does not know that credential")
+      const job = yield* a.start({ command: "echo for team a" })
+      yield* a.wait(job.pid, 10_000)
+      // another scope's lease does not reach the job, whatever pid it knows
+      expect((yield* Effect.flip(b.poll(job.pid))).message).toMatch(/no job with pid|may not/)
+      // a forged lease: the right shape, signed with another secret
+      const client = Effect.provide(Controller.HostConnection, context)
+      const forged = Lease.issue(new Uint8Array(32).fill(1), { scope: "team-a", owner: me.owner, channel: me.channel, host: a.host, fence: Lease.fenceOf("cred-a") })
+      const refused = yield* Effect.flip(Effect.flatMap(client, (c) => c.Poll({ lease: forged, pid: job.pid })))
+      expect(refused.message).toContain("lease refused (forged)")
+      // revoking the credential ends the lease at once
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
+      expect((yield* Effect.flip(a.poll(job.pid))).message).toContain("lease refused (revoked)")
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a": "team-a" } }))
+      const again = yield* leaseWith("cred-a", { expectHost: a.host }).pipe(Effect.provide(context))
+      expect(((yield* again.poll(job.pid)) as View).output).toBe("for team a\n")
+      yield* Scope.close(first, Exit.void)
+
+      // the host comes back with a new identity: old leases and the old identity are refused
+      Fs.rmSync(Path.join(files.directory, "identity"))
+      const context2 = yield* Layer.build(overStdio(files))
+      const mismatch = yield* Effect.flip(leaseWith("cred-a", { expectHost: a.host }).pipe(Effect.provide(context2)))
+      expect(mismatch._tag).toBe("HostMismatch")
+      const client2 = Effect.provide(Controller.HostConnection, context2)
+      const stale = yield* Effect.flip(Effect.flatMap(client2, (c) => c.Poll({ lease: Lease.issue(new Uint8Array(32), { scope: "x", owner: "x", channel: "x", host: a.host, fence: "x" }), pid: job.pid })))
+      expect(stale.message).toContain("lease refused")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
+  it.scopedLive("reserves the 4 MiB allowance before dispatch, and a refused start gives it back", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const quota = RetentionQuota.make(6 * 1024 * 1024)
+      const context = yield* Layer.build(
+        overStdio(files).pipe(Layer.provide(Layer.succeed(RetentionQuota.RetentionQuota, quota)))
+      )
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      // a start the host refuses (no such directory) releases its reservation
+      expect((yield* Effect.flip(leased.start({ command: "true", cwd: "/no/such/dir" })))._tag).toBe("HostError")
+      expect(quota.usage().reserved).toBe(0)
+      const job = yield* leased.start({ command: "sleep 0.1" })
+      expect(quota.usage().reserved).toBe(4 * 1024 * 1024)
+      // local capture cannot take the reserved room, and a second start is refused before dispatch
+      expect(quota.take(3 * 1024 * 1024)).toBe(2 * 1024 * 1024)
+      const refused = yield* Effect.flip(leased.start({ command: "echo never runs" }))
+      expect(refused._tag).toBe("QuotaExhausted")
+      yield* leased.wait(job.pid, 10_000)
+      yield* leased.expire(job.pid)
+      expect(quota.usage().reserved).toBe(0)
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
+})
+
+describe("a host over TCP", () => {
+  it.scopedLive("serves the same calls on a loopback port; a host gone at expiry cannot confirm deletion", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const port = 20_000 + Math.floor(Math.random() * 20_000)
+      const host = ChildProcess.spawn(process.execPath, [bin, "host", "--listen", String(port), "--dir", files.directory, "--credentials", files.credentials], {
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => void host.kill("SIGTERM")))
+      yield* Effect.async<void>((resume) => {
+        host.stderr!.on("data", (d: Buffer) => {
+          if (d.toString().includes("listening")) resume(Effect.void)
+        })
+      })
+      const context = yield* Layer.build(
+        Controller.layer({ callTimeout: "3 seconds" }).pipe(Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })))
+      )
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "printf 'over tcp\\n'" })
+      expect(((yield* leased.wait(job.pid, 10_000)) as View).output).toBe("over tcp\n")
+      // the host goes away: at expiry access ends here, and the result says deletion was not confirmed
+      host.kill("SIGKILL")
+      yield* Effect.async<void>((resume) => void host.once("exit", () => resume(Effect.void)))
+      const expired = yield* leased.expire(job.pid)
+      expect(expired.deleted).toBe(false)
+      expect(expired.note).toContain("could not confirm")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+})
