@@ -270,6 +270,64 @@ const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, o
   add("status view of a full 4 MiB spool vs tail -n 50", status, t, "faster than tail", status < t)
 }
 
+{
+  // Paging a 4 MiB spool through a lease (a host over stdio, one RPC per
+  // page) against paging the same spool locally, both 8,000-byte pages.
+  const { Effect, Layer } = await import("effect")
+  const { Cursor, Process, Secrets } = await import("@spillway/core")
+  const { SqlProcessManifests } = await import("@spillway/node")
+  const { Controller } = await import("@spillway/remote")
+  const NodeCommandExecutor = await import("@effect/platform-node/NodeCommandExecutor")
+  const NodeFileSystem = await import("@effect/platform-node/NodeFileSystem")
+  const NodePath = await import("@effect/platform-node/NodePath")
+  const root = Path.join(data, "remote")
+  Fs.rmSync(root, { recursive: true, force: true })
+  Fs.mkdirSync(root, { recursive: true })
+  const credentials = Path.join(root, "credentials.json")
+  Fs.writeFileSync(credentials, JSON.stringify({ credentials: { bench: "bench" } }))
+  const hostDir = Path.join(root, "host")
+  const me = { owner: "bench", channel: "bench" }
+  const pageAll = (poll, first) =>
+    Effect.gen(function*() {
+      let cursor = first
+      let bytes = 0
+      const started = performance.now()
+      while (cursor !== undefined) {
+        const page = yield* poll(cursor)
+        bytes += page.shown_bytes
+        cursor = page.truncated ? page.next_cursor : undefined
+      }
+      return { ms: performance.now() - started, bytes }
+    })
+  const times = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const remote = yield* Layer.build(Controller.layer().pipe(
+      Layer.provideMerge(Controller.layerStdio(process.execPath, [bin, "host", "--stdio", "--dir", hostDir, "--credentials", credentials]))
+    ))
+    const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("bench", me)).pipe(Effect.provide(remote))
+    const job = yield* leased.start({ command: `head -c ${4 * MiB} '${log}'` })
+    const view = yield* leased.wait(job.pid, 600_000)
+    const through = []
+    for (let i = 0; i < 5; i++) through.push(yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 8_000 }), view.retention.cursor))
+    // the same spool, read here: the host's records, spools and cursor key
+    const local = yield* Process.make({ directory: Path.join(hostDir, "spools") }).pipe(
+      Effect.provide(Layer.mergeAll(
+        Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer)),
+        SqlProcessManifests.layerSqlite({ filename: Path.join(hostDir, "jobs.sqlite") }),
+        Secrets.layer({}),
+        Cursor.layerKey(new Uint8Array(Fs.readFileSync(Path.join(hostDir, "cursor.key")))),
+        Process.allowOwners
+      ))
+    )
+    const caller = { owner: me.owner, channel: `${leased.scope}/${me.channel}` }
+    const here = []
+    for (let i = 0; i < 5; i++) here.push(yield* pageAll((cursor) => local.poll(caller, { pid: job.pid, cursor, limit: 8_000 }), view.retention.cursor))
+    if (through[0].bytes !== 4 * MiB || here[0].bytes !== 4 * MiB) throw new Error("a paging did not read the whole spool")
+    return { remote: median(through.map((t) => t.ms)), local: median(here.map((t) => t.ms)) }
+  })))
+  Fs.rmSync(root, { recursive: true, force: true })
+  add("paging a 4 MiB spool: through a lease (stdio host) vs locally", times.remote, times.local, "within 3x", times.remote / times.local <= 3)
+}
+
 const fmt = (x, unit) =>
   unit === "MiB" ? `${x.toFixed(1)} MiB` : x < 1 ? `${x.toFixed(3)} ms` : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`
 const header = ["benchmark", "spillway", "other tool", "ratio", "target", "met"]

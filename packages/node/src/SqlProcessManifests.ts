@@ -10,6 +10,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { ManifestStore, ProcessManifests } from "@spillway/core"
 import { Effect, Layer } from "effect"
+import type * as Scope from "effect/Scope"
 import * as SqlBackend from "./SqlBackend.js"
 
 const storeError = (operation: string) => (e: SqlError | unknown) =>
@@ -42,9 +43,19 @@ const decode = (generation: unknown, body: unknown): Effect.Effect<ProcessManife
 
 /** The job record store over the SqlClient in context: creates its table if missing. */
 export const make: Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, SqlClient.SqlClient> = Effect
-  .gen(function*() {
+  .suspend(() => makeIn("spillway_process_jobs"))
+
+/**
+ * The same store in a table of another name (`[a-z_]+`), for records of
+ * another kind of job (a controller's remote jobs, say); fields a record has
+ * beyond a job manifest's are kept as they are.
+ */
+export const makeIn = (table: string): Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    if (!/^[a-z_]{1,48}$/.test(table)) return yield* Effect.dieMessage(`table name ${JSON.stringify(table)} is not [a-z_]+`)
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    yield* sql`CREATE TABLE IF NOT EXISTS spillway_process_jobs (
+    const t = sql.literal(table)
+    yield* sql`CREATE TABLE IF NOT EXISTS ${t} (
       generation TEXT PRIMARY KEY,
       owner TEXT NOT NULL,
       channel TEXT NOT NULL,
@@ -54,19 +65,19 @@ export const make: Effect.Effect<ProcessManifests.Service, ManifestStore.Manifes
 
     const save = (m: ProcessManifests.JobManifest) => {
       const body = JSON.stringify(m)
-      return sql`INSERT INTO spillway_process_jobs (generation, owner, channel, started_at, body)
+      return sql`INSERT INTO ${t} (generation, owner, channel, started_at, body)
         VALUES (${m.generation}, ${m.owner}, ${m.channel}, ${m.startedAt}, ${body})
         ON CONFLICT (generation) DO UPDATE SET body = ${body}`.pipe(Effect.asVoid, Effect.mapError(storeError("save")))
     }
 
     const list = sql<{ readonly generation: unknown; readonly body: unknown }>`SELECT generation, body
-      FROM spillway_process_jobs ORDER BY started_at, generation`.pipe(
+      FROM ${t} ORDER BY started_at, generation`.pipe(
       Effect.mapError(storeError("list")),
       Effect.flatMap((rows) => Effect.forEach(rows, (row) => decode(row.generation, row.body)))
     )
 
     const remove = (generation: string) =>
-      sql`DELETE FROM spillway_process_jobs WHERE generation = ${generation}`.pipe(
+      sql`DELETE FROM ${t} WHERE generation = ${generation}`.pipe(
         Effect.asVoid,
         Effect.mapError(storeError("remove"))
       )
@@ -99,3 +110,16 @@ export const layerPg = (
 /** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
 export const layerFor = (location: string): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
   SqlBackend.isPostgresUrl(location) ? layerPg({ url: location }) : layerSqlite({ filename: location })
+
+/**
+ * The store in `table` of the database a location names (a `postgres://`
+ * URL or a SQLite file), as a scoped service for a tag of the caller's own.
+ */
+export const serviceIn = (
+  location: string,
+  table: string
+): Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, Scope.Scope> =>
+  Effect.flatMap(
+    SqlBackend.isPostgresUrl(location) ? SqlBackend.pgClient(location) : SqlBackend.sqliteClient(location),
+    (client) => Effect.provideService(makeIn(table), SqlClient.SqlClient, client)
+  )

@@ -17,8 +17,10 @@ import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type * as RpcClientError from "@effect/rpc/RpcClientError"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { Process, RetentionQuota } from "@spillway/core"
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Process, ProcessManifests, RetentionQuota } from "@spillway/core"
+import { SqlProcessManifests } from "@spillway/node"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
 import { Duplex } from "node:stream"
 import { HostError, HostRpcs } from "./HostProtocol.js"
@@ -97,6 +99,38 @@ export const layerStdio = (file: string, args: ReadonlyArray<string>, env?: Node
 export const layerTcp = (options: { readonly host: string; readonly port: number }) =>
   layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }))
 
+/**
+ * A remote job as a controller records it: a job manifest (its spool field
+ * empty: the spool is on the host), the hash of the host's identity, the
+ * hash of the credential scope, and when the host said its output expires.
+ */
+export interface RemoteManifest extends ProcessManifests.JobManifest {
+  readonly host: string
+  readonly scopeHash: string
+  readonly expiresAt?: number | undefined
+}
+
+/** Where a controller records its remote jobs, so a restarted controller finds them again. */
+export class RemoteManifests extends Context.Tag("@spillway/remote/RemoteManifests")<RemoteManifests, ProcessManifests.Service>() {}
+
+/** Records in memory: a restarted controller finds nothing. */
+export const manifestsMemory: Layer.Layer<RemoteManifests> = Layer.effect(RemoteManifests, ProcessManifests.ProcessManifests).pipe(
+  Layer.provide(ProcessManifests.layerMemory)
+)
+
+/** Records in a database: a `postgres://` URL (controllers that share one view) or a SQLite file. */
+export const manifestsAt = (location: string) =>
+  Layer.scoped(RemoteManifests, SqlProcessManifests.serviceIn(location, "spillway_remote_jobs"))
+
+/** A job restored from the records: it can be read, not driven. */
+export class RemoteJobReadOnly extends Schema.TaggedError<RemoteJobReadOnly>()("RemoteJobReadOnly", { pid: Schema.Number }) {
+  override get message() {
+    return `remote job ${this.pid} was started before this controller restarted: its output can be read through the lease, but it takes no stdin and no signal`
+  }
+}
+
+const scopeHashOf = (scope: string) => createHash("sha256").update(scope, "utf8").digest("hex").slice(0, 32)
+
 /** What a controller does through one lease. */
 export interface Leased {
   readonly scope: string
@@ -109,8 +143,10 @@ export interface Leased {
   >
   readonly poll: (pid: number, request?: Omit<Process.PollRequest, "pid">) => Effect.Effect<unknown, HostError | HostUnreachable>
   readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<unknown, HostError | HostUnreachable>
-  readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable>
-  readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable>
+  readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
+  readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
+  /** This caller's recorded jobs on this host; those started before a restart are read-only. */
+  readonly jobs: Effect.Effect<ReadonlyArray<{ readonly pid: number; readonly command: string; readonly readOnly: boolean }>>
   readonly status: (pid: number) => Effect.Effect<unknown, HostError | HostUnreachable>
   /** Ends access here and gives the reservation back, then asks the host to delete the spool. */
   readonly expire: (pid: number) => Effect.Effect<Expired>
@@ -126,6 +162,8 @@ export class RemoteLease extends Context.Tag("@spillway/remote/RemoteLease")<
       caller: Process.Caller,
       options?: { readonly expectHost?: string | undefined }
     ) => Effect.Effect<Leased, HostError | HostUnreachable | HostMismatch>
+    /** The hosts this caller has recorded jobs on, by identity hash: what a restarted controller leases again with `expectHost`. */
+    readonly knownHosts: (caller: Process.Caller) => Effect.Effect<ReadonlyArray<string>>
   }
 >() {}
 
@@ -136,6 +174,14 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
     Effect.gen(function*() {
       const client = yield* HostConnection
       const quota = Option.getOrElse(yield* Effect.serviceOption(RetentionQuota.RetentionQuota), () => RetentionQuota.make())
+      const records = yield* Option.match(yield* Effect.serviceOption(RemoteManifests), {
+        onNone: () => Effect.provide(ProcessManifests.ProcessManifests, ProcessManifests.layerMemory),
+        onSome: Effect.succeed
+      })
+      const recorded = Effect.map(Effect.orElseSucceed(records.list, () => []), (all) => all as ReadonlyArray<RemoteManifest>)
+      const record = (m: RemoteManifest) => Effect.ignore(records.save(m))
+      // jobs this controller started itself, since it came up
+      const driven = new Set<string>()
       const timeout = options.callTimeout ?? Duration.seconds(30)
       const call = <A, E>(effect: Effect.Effect<A, E>) =>
         effect.pipe(
@@ -150,7 +196,29 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               return yield* new HostMismatch({ expected: leaseOptions.expectHost, actual: granted.host })
             }
             const lease = granted.lease
+            const scopeHash = scopeHashOf(granted.scope)
             const reservations = new Map<number, RetentionQuota.Reservation>()
+            const mine = (m: RemoteManifest) =>
+              m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
+            const findRecord = (pid: number) => Effect.map(recorded, (all) => all.filter(mine).reverse().find((m) => m.pid === pid))
+            /** Notes what a view says about the job's end, so expiry can follow it. */
+            const observe = (pid: number, view: unknown) =>
+              Effect.gen(function*() {
+                const r = (view as { readonly retention?: { status?: string; exit_code?: number; signal?: string; emitted_bytes?: number; expires_at?: string } }).retention
+                if (r === undefined || r.status === "running") return
+                const m = yield* findRecord(pid)
+                if (m === undefined) return
+                yield* record({
+                  ...m,
+                  exitCode: r.exit_code,
+                  signal: r.signal,
+                  emittedBytes: r.emitted_bytes ?? m.emittedBytes,
+                  expiresAt: r.expires_at !== undefined ? Date.parse(r.expires_at) : m.expiresAt
+                })
+              })
+            const drive = (pid: number) =>
+              Effect.flatMap(findRecord(pid), (m) =>
+                m !== undefined && !driven.has(m.generation) ? Effect.fail(new RemoteJobReadOnly({ pid })) : Effect.void)
             const leased: Leased = {
               scope: granted.scope,
               host: granted.host,
@@ -159,18 +227,38 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   const reservation = yield* quota.reserve(ALLOWANCE_BYTES)
                   const started = yield* call(client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
                   reservations.set(started.pid, reservation)
+                  driven.add(started.generation)
+                  yield* record({
+                    generation: started.generation,
+                    pid: started.pid,
+                    owner: caller.owner,
+                    channel: caller.channel,
+                    command: request.command,
+                    spool: "",
+                    startedAt: yield* Clock.currentTimeMillis,
+                    emittedBytes: 0,
+                    spooledBytes: 0,
+                    host: granted.host,
+                    scopeHash
+                  } satisfies RemoteManifest)
                   return started
                 }),
-              poll: (pid, request = {}) => call(client.Poll({ lease, pid, ...request })),
-              wait: (pid, timeoutMillis, pattern) => call(client.Wait({ lease, pid, timeoutMillis, pattern })),
-              stdin: (pid, data, close) => call(client.Stdin({ lease, pid, data, close })),
-              signal: (pid, signal) => call(client.Signal({ lease, pid, signal })),
+              poll: (pid, request = {}) => Effect.tap(call(client.Poll({ lease, pid, ...request })), (v) => observe(pid, v)),
+              wait: (pid, timeoutMillis, pattern) =>
+                Effect.tap(call(client.Wait({ lease, pid, timeoutMillis, pattern })), (v) => observe(pid, v)),
+              stdin: (pid, data, close) => Effect.zipRight(drive(pid), call(client.Stdin({ lease, pid, data, close }))),
+              signal: (pid, signal) => Effect.zipRight(drive(pid), call(client.Signal({ lease, pid, signal }))),
+              jobs: Effect.map(recorded, (all) =>
+                all.filter(mine).map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
               status: (pid) => call(client.Status({ lease, pid })),
               expire: (pid) =>
                 Effect.gen(function*() {
                   const reservation = reservations.get(pid)
                   reservations.delete(pid)
                   if (reservation !== undefined) yield* reservation.release
+                  // access ends here first, whatever the host says
+                  const m = yield* findRecord(pid)
+                  if (m !== undefined) yield* Effect.ignore(records.remove(m.generation))
                   return yield* call(client.Delete({ lease, pid })).pipe(
                     Effect.as({ pid, deleted: true } satisfies Expired),
                     Effect.catchAll((e) =>
@@ -184,7 +272,11 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                 })
             }
             return leased
-          })
+          }),
+        knownHosts: (caller) =>
+          Effect.map(recorded, (all) => [
+            ...new Set(all.filter((m) => m.owner === caller.owner && m.channel === caller.channel).map((m) => m.host))
+          ])
       }
     })
   )

@@ -147,3 +147,58 @@ describe("a host over TCP", () => {
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 })
+
+/** A host listening on a loopback port, as a process of its own, stopped with the scope. */
+const tcpHost = (files: { readonly directory: string; readonly credentials: string }) =>
+  Effect.gen(function*() {
+    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const host = ChildProcess.spawn(process.execPath, [bin, "host", "--listen", String(port), "--dir", files.directory, "--credentials", files.credentials], {
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => void host.kill("SIGTERM")))
+    yield* Effect.async<void>((resume) => {
+      host.stderr!.on("data", (d: Buffer) => {
+        if (d.toString().includes("listening")) resume(Effect.void)
+      })
+    })
+    return port
+  })
+
+/** A controller over TCP whose records live at `manifests`. */
+const controller = (port: number, manifests: Layer.Layer<Controller.RemoteManifests, unknown>) =>
+  Controller.layer().pipe(
+    Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })),
+    Layer.provide(Layer.orDie(manifests))
+  )
+
+describe("a restarted controller", () => {
+  it.scopedLive("finds its jobs in its records, needs a fresh lease from the same host, and gets them read-only", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const port = yield* tcpHost(files)
+      const records = Path.join(files.root, "controller", "remote-jobs.sqlite")
+      const before = yield* Scope.make()
+      const first = yield* Layer.build(controller(port, Controller.manifestsAt(records))).pipe(Scope.extend(before))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(first))
+      const job = yield* leased.start({ command: "echo started before the restart; sleep 30", stdin: true })
+      yield* leased.wait(job.pid, 10_000, "restart")
+      expect(yield* leased.jobs).toEqual([{ pid: job.pid, command: "echo started before the restart; sleep 30", readOnly: false }])
+      yield* Scope.close(before, Exit.void)
+
+      const after = yield* Layer.build(controller(port, Controller.manifestsAt(records)))
+      const remote = yield* Controller.RemoteLease.pipe(Effect.provide(after))
+      const hosts = yield* remote.knownHosts(me)
+      expect(hosts).toEqual([leased.host])
+      const again = yield* remote.lease("cred-a", me, { expectHost: hosts[0] })
+      expect(yield* again.jobs).toEqual([{ pid: job.pid, command: "echo started before the restart; sleep 30", readOnly: true }])
+      expect(((yield* again.poll(job.pid)) as View).output).toBe("started before the restart\n")
+      expect((yield* Effect.flip(again.stdin(job.pid, "x")))._tag).toBe("RemoteJobReadOnly")
+      expect((yield* Effect.flip(again.signal(job.pid, "SIGTERM")))._tag).toBe("RemoteJobReadOnly")
+      // expiry ends access here; the host refuses to delete a job still running, and the result says so
+      const expired = yield* again.expire(job.pid)
+      expect(expired.deleted).toBe(false)
+      expect(expired.note).toContain("still running")
+      expect(yield* again.jobs).toEqual([])
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+})
