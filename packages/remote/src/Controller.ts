@@ -150,6 +150,8 @@ export interface Leased {
   readonly status: (pid: number) => Effect.Effect<unknown, HostError | HostUnreachable>
   /** Ends access here and gives the reservation back, then asks the host to delete the spool. */
   readonly expire: (pid: number) => Effect.Effect<Expired>
+  /** Expires every recorded job of this lease whose output the host said expires by now (24 hours after its exit). */
+  readonly sweep: Effect.Effect<ReadonlyArray<Expired>>
 }
 
 /** The capability to lease a host's jobs. */
@@ -248,6 +250,11 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                 Effect.tap(call(client.Wait({ lease, pid, timeoutMillis, pattern })), (v) => observe(pid, v)),
               stdin: (pid, data, close) => Effect.zipRight(drive(pid), call(client.Stdin({ lease, pid, data, close }))),
               signal: (pid, signal) => Effect.zipRight(drive(pid), call(client.Signal({ lease, pid, signal }))),
+              sweep: Effect.gen(function*() {
+                const now = yield* Clock.currentTimeMillis
+                const due = (yield* recorded).filter((m) => mine(m) && m.expiresAt !== undefined && m.expiresAt <= now)
+                return yield* Effect.forEach(due, (m) => leased.expire(m.pid))
+              }),
               jobs: Effect.map(recorded, (all) =>
                 all.filter(mine).map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
               status: (pid) => call(client.Status({ lease, pid })),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { RetentionQuota } from "@spillway/core"
 import { Controller, HostIdentity, Lease } from "@spillway/remote"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Effect, Exit, Layer, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -201,4 +201,59 @@ describe("a restarted controller", () => {
       expect(yield* again.jobs).toEqual([])
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
+})
+
+describe("output expiry", () => {
+  it.scopedLive("a sweep expires what the host said has expired, deleting it there", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const context = yield* Layer.build(overStdio(files))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "echo kept a day" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View & { retention: { expires_at: string } }
+      const expiresAt = Date.parse(view.retention.expires_at)
+      expect(expiresAt - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000)
+      expect(yield* leased.sweep).toEqual([])
+      // a day later
+      const later = yield* leased.sweep.pipe(Effect.withClock(fixedClock(expiresAt + 1)))
+      expect(later).toEqual([{ pid: job.pid, deleted: true }])
+      expect(yield* leased.jobs).toEqual([])
+      expect((yield* Effect.flip(leased.poll(job.pid))).message).toContain(`no job with pid ${job.pid}`)
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+})
+
+const pgUrl = process.env.SPILLWAY_TEST_PG_URL
+
+describe.skipIf(pgUrl === undefined || pgUrl === "")("controllers sharing one PostgreSQL", () => {
+  it.scopedLive("see the same remote jobs", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const port = yield* tcpHost(files)
+      // a channel of this run's own, so records of other runs in the shared database stay out of view
+      const caller = { owner: "shared", channel: `run-${Date.now()}-${Math.random()}` }
+      const one = yield* Layer.build(controller(port, Controller.manifestsAt(pgUrl!)))
+      const two = yield* Layer.build(controller(port, Controller.manifestsAt(pgUrl!)))
+      const a = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", caller)).pipe(Effect.provide(one))
+      const job = yield* a.start({ command: "echo seen by both" })
+      yield* a.wait(job.pid, 10_000)
+      const remote = yield* Controller.RemoteLease.pipe(Effect.provide(two))
+      expect(yield* remote.knownHosts(caller)).toEqual([a.host])
+      const b = yield* remote.lease("cred-a", caller, { expectHost: a.host })
+      expect(yield* b.jobs).toEqual([{ pid: job.pid, command: "echo seen by both", readOnly: true }])
+      expect(((yield* b.poll(job.pid)) as View).output).toBe("seen by both\n")
+      yield* a.expire(job.pid)
+      expect(yield* b.jobs).toEqual([])
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+})
+
+/** A clock that says `now` (for a sweep a day later), sleeping as the live one does. */
+const fixedClock = (now: number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => now,
+  unsafeCurrentTimeNanos: () => BigInt(now) * 1_000_000n,
+  currentTimeMillis: Effect.succeed(now),
+  currentTimeNanos: Effect.succeed(BigInt(now) * 1_000_000n),
+  sleep: (duration) => Effect.sleep(duration)
 })
