@@ -158,6 +158,8 @@ export interface JobSummary {
   readonly started_at: string
   readonly emitted_bytes: number
   readonly read_only: boolean
+  /** The job's random generation: what tells it from an earlier job that had the same pid. */
+  readonly generation: string
 }
 
 /** What an authorizer is asked about. */
@@ -912,7 +914,8 @@ export const make = (options: Options = {}) =>
             ...(job.signal !== undefined ? { signal: job.signal } : {}),
             started_at: iso(job.startedAt),
             emitted_bytes: job.emitted,
-            read_only: job.restored
+            read_only: job.restored,
+            generation: job.generation
           })
         }
         return out

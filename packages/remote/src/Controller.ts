@@ -218,6 +218,8 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   expiresAt: r.expires_at !== undefined ? Date.parse(r.expires_at) : m.expiresAt
                 })
               })
+            /** The generation recorded for a pid, which binds every call to the job this controller knows. */
+            const generationOf = (pid: number) => Effect.map(findRecord(pid), (m) => m?.generation)
             const drive = (pid: number) =>
               Effect.flatMap(findRecord(pid), (m) =>
                 m !== undefined && !driven.has(m.generation) ? Effect.fail(new RemoteJobReadOnly({ pid })) : Effect.void)
@@ -245,11 +247,16 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   } satisfies RemoteManifest)
                   return started
                 }),
-              poll: (pid, request = {}) => Effect.tap(call(client.Poll({ lease, pid, ...request })), (v) => observe(pid, v)),
+              poll: (pid, request = {}) =>
+                Effect.flatMap(generationOf(pid), (generation) =>
+                  Effect.tap(call(client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))),
               wait: (pid, timeoutMillis, pattern) =>
-                Effect.tap(call(client.Wait({ lease, pid, timeoutMillis, pattern })), (v) => observe(pid, v)),
-              stdin: (pid, data, close) => Effect.zipRight(drive(pid), call(client.Stdin({ lease, pid, data, close }))),
-              signal: (pid, signal) => Effect.zipRight(drive(pid), call(client.Signal({ lease, pid, signal }))),
+                Effect.flatMap(generationOf(pid), (generation) =>
+                  Effect.tap(call(client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
+              stdin: (pid, data, close) =>
+                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => call(client.Stdin({ lease, pid, generation, data, close })))),
+              signal: (pid, signal) =>
+                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => call(client.Signal({ lease, pid, generation, signal })))),
               sweep: Effect.gen(function*() {
                 const now = yield* Clock.currentTimeMillis
                 const due = (yield* recorded).filter((m) => mine(m) && m.expiresAt !== undefined && m.expiresAt <= now)
@@ -257,7 +264,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               }),
               jobs: Effect.map(recorded, (all) =>
                 all.filter(mine).map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
-              status: (pid) => call(client.Status({ lease, pid })),
+              status: (pid) => Effect.flatMap(generationOf(pid), (generation) => call(client.Status({ lease, pid, generation }))),
               expire: (pid) =>
                 Effect.gen(function*() {
                   const reservation = reservations.get(pid)
@@ -266,7 +273,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   // access ends here first, whatever the host says
                   const m = yield* findRecord(pid)
                   if (m !== undefined) yield* Effect.ignore(records.remove(m.generation))
-                  return yield* call(client.Delete({ lease, pid })).pipe(
+                  return yield* call(client.Delete({ lease, pid, generation: m?.generation })).pipe(
                     Effect.as({ pid, deleted: true } satisfies Expired),
                     Effect.catchAll((e) =>
                       Effect.succeed({

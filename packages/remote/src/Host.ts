@@ -65,6 +65,15 @@ export const handlers = (options: Options) =>
       })
     const run = <A, E>(token: string, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
       Effect.flatMap(check(token), (caller) => Effect.mapError(f(caller), hostError))
+    /** Like `run`, for a job the controller names by pid and, when it knows it, generation. */
+    const onJob = <A, E>(token: string, pid: number, generation: string | undefined, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
+      run(token, (caller): Effect.Effect<A, E | Process.StaleCursor> =>
+        generation === undefined
+          ? f(caller)
+          : Effect.flatMap(manager.list(caller), (jobs): Effect.Effect<A, E | Process.StaleCursor> =>
+            jobs.some((j) => j.pid === pid && j.generation === generation)
+              ? f(caller)
+              : Effect.fail(new Process.StaleCursor({ pid }))))
     return {
       Lease: ({ channel, credential, owner }) =>
         Effect.suspend(() => {
@@ -81,25 +90,25 @@ export const handlers = (options: Options) =>
             manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed" }),
             (s) => ({ pid: s.pid, generation: s.generation, started_at: s.started_at })
           )),
-      Poll: ({ cursor, lease, limit, offset, pid }) =>
-        run(lease, (caller) => manager.poll(caller, { pid, cursor, offset, limit })),
-      Wait: ({ lease, pattern, pid, timeoutMillis }) =>
+      Poll: ({ cursor, generation, lease, limit, offset, pid }) =>
+        onJob(lease, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit })),
+      Wait: ({ generation, lease, pattern, pid, timeoutMillis }) =>
         // the lease is checked before the wait and again after it
-        Effect.zipLeft(run(lease, (caller) => manager.wait(caller, { pid, timeoutMillis, pattern })), check(lease)),
-      Stdin: ({ close, data, lease, pid }) =>
-        run(lease, (caller) =>
+        Effect.zipLeft(onJob(lease, pid, generation, (caller) => manager.wait(caller, { pid, timeoutMillis, pattern })), check(lease)),
+      Stdin: ({ close, data, generation, lease, pid }) =>
+        onJob(lease, pid, generation, (caller) =>
           Effect.zipRight(
             data !== undefined ? manager.writeStdin(caller, pid, data) : Effect.void,
             close === true ? manager.closeStdin(caller, pid) : Effect.void
           )),
-      Signal: ({ lease, pid, signal }) => run(lease, (caller) => manager.signal(caller, pid, signal)),
-      Status: ({ lease, pid }) =>
-        run(lease, (caller) =>
+      Signal: ({ generation, lease, pid, signal }) => onJob(lease, pid, generation, (caller) => manager.signal(caller, pid, signal)),
+      Status: ({ generation, lease, pid }) =>
+        onJob(lease, pid, generation, (caller) =>
           Effect.flatMap(manager.list(caller), (jobs) => {
             const job = jobs.find((j) => j.pid === pid)
             return job === undefined ? Effect.fail(new Process.JobNotFound({ pid })) : Effect.succeed(job)
           })),
-      Delete: ({ lease, pid }) => run(lease, (caller) => manager.remove(caller, pid))
+      Delete: ({ generation, lease, pid }) => onJob(lease, pid, generation, (caller) => manager.remove(caller, pid))
     }
   }))
 

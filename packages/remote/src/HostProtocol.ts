@@ -22,6 +22,8 @@ export class HostError extends Schema.TaggedError<HostError>()("HostError", {
 
 const lease = Schema.String
 const pid = Schema.Number
+/** The generation the controller recorded for the pid: a later job that got the same pid is refused. */
+const generation = Schema.optional(Schema.String)
 
 /** The host's calls. */
 export class HostRpcs extends RpcGroup.make(
@@ -39,6 +41,7 @@ export class HostRpcs extends RpcGroup.make(
     payload: {
       lease,
       pid,
+      generation,
       cursor: Schema.optional(Schema.NullOr(Schema.String)),
       offset: Schema.optional(Schema.NullOr(Schema.Union(Schema.Number, Schema.String))),
       limit: Schema.optional(Schema.NullOr(Schema.Number))
@@ -47,15 +50,15 @@ export class HostRpcs extends RpcGroup.make(
     error: HostError
   }),
   Rpc.make("Wait", {
-    payload: { lease, pid, timeoutMillis: Schema.Number, pattern: Schema.optional(Schema.String) },
+    payload: { lease, pid, generation, timeoutMillis: Schema.Number, pattern: Schema.optional(Schema.String) },
     success: Schema.Unknown,
     error: HostError
   }),
   Rpc.make("Stdin", {
-    payload: { lease, pid, data: Schema.optional(Schema.String), close: Schema.optional(Schema.Boolean) },
+    payload: { lease, pid, generation, data: Schema.optional(Schema.String), close: Schema.optional(Schema.Boolean) },
     error: HostError
   }),
-  Rpc.make("Signal", { payload: { lease, pid, signal: Schema.String }, error: HostError }),
-  Rpc.make("Status", { payload: { lease, pid }, success: Schema.Unknown, error: HostError }),
-  Rpc.make("Delete", { payload: { lease, pid }, error: HostError })
+  Rpc.make("Signal", { payload: { lease, pid, generation, signal: Schema.String }, error: HostError }),
+  Rpc.make("Status", { payload: { lease, pid, generation }, success: Schema.Unknown, error: HostError }),
+  Rpc.make("Delete", { payload: { lease, pid, generation }, error: HostError })
 ) {}

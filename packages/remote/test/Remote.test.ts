@@ -74,6 +74,10 @@ describe("a host over stdio", () => {
       const forged = Lease.issue(new Uint8Array(32).fill(1), { scope: "team-a", owner: me.owner, channel: me.channel, host: a.host, fence: Lease.fenceOf("cred-a") })
       const refused = yield* Effect.flip(Effect.flatMap(client, (c) => c.Poll({ lease: forged, pid: job.pid })))
       expect(refused.message).toContain("lease refused (forged)")
+      // a call naming the pid of a job with another generation (a later job that got the pid) is refused
+      const token = (yield* Effect.flatMap(client, (c) => c.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel }))).lease
+      const stale = yield* Effect.flip(Effect.flatMap(client, (c) => c.Poll({ lease: token, pid: job.pid, generation: "an-earlier-job" })))
+      expect(stale.message).toContain("does not belong to the current job")
       // revoking the credential ends the lease at once
       Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
       expect((yield* Effect.flip(a.poll(job.pid))).message).toContain("lease refused (revoked)")
@@ -88,8 +92,8 @@ describe("a host over stdio", () => {
       const mismatch = yield* Effect.flip(leaseWith("cred-a", { expectHost: a.host }).pipe(Effect.provide(context2)))
       expect(mismatch._tag).toBe("HostMismatch")
       const client2 = Effect.provide(Controller.HostConnection, context2)
-      const stale = yield* Effect.flip(Effect.flatMap(client2, (c) => c.Poll({ lease: Lease.issue(new Uint8Array(32), { scope: "x", owner: "x", channel: "x", host: a.host, fence: "x" }), pid: job.pid })))
-      expect(stale.message).toContain("lease refused")
+      const old = yield* Effect.flip(Effect.flatMap(client2, (c) => c.Poll({ lease: Lease.issue(new Uint8Array(32), { scope: "x", owner: "x", channel: "x", host: a.host, fence: "x" }), pid: job.pid })))
+      expect(old.message).toContain("lease refused")
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 
