@@ -1,8 +1,9 @@
 /**
- * `spillway host (--stdio | --listen PORT [--bind ADDR]) --dir DIR
- * --credentials FILE`: runs commands for controllers and keeps their output
- * on this machine, answering the host RPC group on stdin and stdout (for
- * `ssh somehost spillway host --stdio`) or on a TCP port. Its own entry
+ * `spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR]
+ * --dir DIR --credentials FILE`: runs commands for controllers and keeps
+ * their output on this machine, answering the host RPC group on stdin and
+ * stdout (for `ssh somehost spillway host --stdio`), on a TCP port, or on
+ * a WebSocket port. Its own entry
  * point, like `mcp`.
  *
  * @since 0.1.0
@@ -10,10 +11,11 @@
 import { Host } from "@spillway/remote"
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 
-const usage = "usage: spillway host (--stdio | --listen PORT [--bind ADDR]) --dir DIR --credentials FILE"
+const usage = "usage: spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR] --dir DIR --credentials FILE"
 
 interface Parsed {
   readonly stdio: boolean
+  readonly websocket: boolean
   readonly port: number | undefined
   readonly bind: string | undefined
   readonly directory: string
@@ -22,6 +24,7 @@ interface Parsed {
 
 const parse = (args: ReadonlyArray<string>): Parsed | string => {
   let stdio = false
+  let websocket = false
   let port: number | undefined
   let bind: string | undefined
   let directory: string | undefined
@@ -31,16 +34,20 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
     const value = () => (i + 1 < args.length ? args[++i]! : "")
     if (arg === "--stdio") stdio = true
     else if (arg === "--listen") port = Number(value())
+    else if (arg === "--listen-ws") {
+      port = Number(value())
+      websocket = true
+    }
     else if (arg === "--bind") bind = value()
     else if (arg === "--dir") directory = value()
     else if (arg === "--credentials") credentials = value()
     else if (arg === "--help" || arg === "-h") return usage
     else return `unknown argument ${JSON.stringify(arg)}; ${usage}`
   }
-  if (stdio === (port !== undefined)) return `give --stdio or --listen PORT; ${usage}`
+  if (stdio === (port !== undefined)) return `give --stdio, --listen PORT or --listen-ws PORT; ${usage}`
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) return `--listen needs a port from 0 to 65535`
   if (directory === undefined || directory === "" || credentials === undefined || credentials === "") return `--dir and --credentials are required; ${usage}`
-  return { stdio, port, bind, directory, credentials }
+  return { stdio, websocket, port, bind, directory, credentials }
 }
 
 const main = (args: ReadonlyArray<string>): Promise<number> => {
@@ -52,11 +59,15 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
   const options = { directory: parsed.directory, credentials: parsed.credentials }
   const layer = parsed.stdio
     ? Host.layerStdio(options)
+    : parsed.websocket
+    ? Host.layerWebSocket({ ...options, port: parsed.port!, host: parsed.bind })
     : Host.layerTcp({ ...options, port: parsed.port!, host: parsed.bind })
   const fiber = Effect.runFork(Effect.scoped(Effect.gen(function*() {
     yield* Layer.build(layer)
     // said only once the port is bound, so a controller that waits for it can connect
-    if (!parsed.stdio) process.stderr.write(`spillway: host listening on ${parsed.bind ?? "127.0.0.1"}:${parsed.port}\n`)
+    if (!parsed.stdio) {
+      process.stderr.write(`spillway: host listening on ${parsed.websocket ? "ws://" : ""}${parsed.bind ?? "127.0.0.1"}:${parsed.port}\n`)
+    }
     return yield* Effect.never
   })))
   const stop = () => void Effect.runFork(Fiber.interrupt(fiber))

@@ -95,6 +95,10 @@ export const layerClient = (socket: Layer.Layer<Socket.Socket, Socket.SocketErro
 export const layerStdio = (file: string, args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) =>
   layerClient(socketStdio(file, args, env))
 
+/** A host listening for WebSocket connections, at a `ws://` or `wss://` URL. */
+export const layerWebSocket = (url: string) =>
+  layerClient(Socket.layerWebSocket(url).pipe(Layer.provide(NodeSocket.layerWebSocketConstructor)))
+
 /** A host listening on TCP. */
 export const layerTcp = (options: { readonly host: string; readonly port: number }) =>
   layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }))

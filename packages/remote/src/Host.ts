@@ -1,7 +1,7 @@
 /**
  * The host side: runs commands and keeps their spools on this machine
  * (through the process manager), and answers the host RPC group over stdio
- * (`ssh somehost spillway host --stdio`) or TCP. Credentials come from a
+ * (`ssh somehost spillway host --stdio`), TCP or WebSocket. Credentials come from a
  * JSON file (`{ "credentials": { "<credential>": "<scope>" } }`) read again
  * at every check, so removing or changing a credential revokes its leases at
  * once. Jobs of one scope are out of reach of another.
@@ -149,6 +149,16 @@ export const layerTcp = (options: Options & { readonly port: number; readonly ho
     Layer.provide(handlers(options)),
     Layer.provide(RpcServer.layerProtocolSocketServer),
     Layer.provide(NodeSocketServer.layer({ port: options.port, host: options.host ?? "127.0.0.1" })),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(services(options))
+  )
+
+/** The host answering WebSocket connections on a port (loopback by default), for fleets behind HTTP infrastructure. */
+export const layerWebSocket = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
+  RpcServer.layer(HostRpcs).pipe(
+    Layer.provide(handlers(options)),
+    Layer.provide(RpcServer.layerProtocolSocketServer),
+    Layer.provide(NodeSocketServer.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1" })),
     Layer.provide(RpcSerialization.layerNdjson),
     Layer.provide(services(options))
   )

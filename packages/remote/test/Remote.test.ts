@@ -152,11 +152,11 @@ describe("a host over TCP", () => {
     }), 30_000)
 })
 
-/** A host listening on a loopback port, as a process of its own, stopped with the scope. */
-const tcpHost = (files: { readonly directory: string; readonly credentials: string }) =>
+/** A host listening on a loopback port (TCP, or WebSocket), as a process of its own, stopped with the scope. */
+const tcpHost = (files: { readonly directory: string; readonly credentials: string }, flag: "--listen" | "--listen-ws" = "--listen") =>
   Effect.gen(function*() {
     const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const host = ChildProcess.spawn(process.execPath, [bin, "host", "--listen", String(port), "--dir", files.directory, "--credentials", files.credentials], {
+    const host = ChildProcess.spawn(process.execPath, [bin, "host", flag, String(port), "--dir", files.directory, "--credentials", files.credentials], {
       stdio: ["ignore", "ignore", "pipe"]
     })
     yield* Effect.addFinalizer(() => Effect.sync(() => void host.kill("SIGTERM")))
@@ -260,4 +260,17 @@ const fixedClock = (now: number): Clock.Clock => ({
   currentTimeMillis: Effect.succeed(now),
   currentTimeNanos: Effect.succeed(BigInt(now) * 1_000_000n),
   sleep: (duration) => Effect.sleep(duration)
+})
+
+describe("a host over WebSocket", () => {
+  it.scopedLive("serves the same calls", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const port = yield* tcpHost(files, "--listen-ws")
+      const context = yield* Layer.build(Controller.layer().pipe(Layer.provideMerge(Controller.layerWebSocket(`ws://127.0.0.1:${port}`))))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "echo over a websocket" })
+      expect(((yield* leased.wait(job.pid, 10_000)) as View).output).toBe("over a websocket\n")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
 })
