@@ -15,6 +15,7 @@ import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import { Cursor, Process, Secrets } from "@spillway/core"
 import { SqlProcessManifests } from "@spillway/node"
@@ -143,22 +144,20 @@ export const layerStdio = (options: Options) =>
     Layer.provide(services(options))
   )
 
-/** The host answering on a TCP port (loopback by default). */
-export const layerTcp = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
+/** The host answering the connections of a socket server. */
+const overSocketServer = <E>(options: Options, server: Layer.Layer<SocketServer.SocketServer, E>) =>
   RpcServer.layer(HostRpcs).pipe(
     Layer.provide(handlers(options)),
     Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(NodeSocketServer.layer({ port: options.port, host: options.host ?? "127.0.0.1" })),
+    Layer.provide(server),
     Layer.provide(RpcSerialization.layerNdjson),
     Layer.provide(services(options))
   )
 
+/** The host answering on a TCP port (loopback by default). */
+export const layerTcp = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
+  overSocketServer(options, NodeSocketServer.layer({ port: options.port, host: options.host ?? "127.0.0.1" }))
+
 /** The host answering WebSocket connections on a port (loopback by default), for fleets behind HTTP infrastructure. */
 export const layerWebSocket = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
-  RpcServer.layer(HostRpcs).pipe(
-    Layer.provide(handlers(options)),
-    Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(NodeSocketServer.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1" })),
-    Layer.provide(RpcSerialization.layerNdjson),
-    Layer.provide(services(options))
-  )
+  overSocketServer(options, NodeSocketServer.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1" }))

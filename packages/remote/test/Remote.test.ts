@@ -126,16 +126,7 @@ describe("a host over TCP", () => {
   it.scopedLive("serves the same calls on a loopback port; a host gone at expiry cannot confirm deletion", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a": "team-a" })
-      const port = 20_000 + Math.floor(Math.random() * 20_000)
-      const host = ChildProcess.spawn(process.execPath, [bin, "host", "--listen", String(port), "--dir", files.directory, "--credentials", files.credentials], {
-        stdio: ["ignore", "ignore", "pipe"]
-      })
-      yield* Effect.addFinalizer(() => Effect.sync(() => void host.kill("SIGTERM")))
-      yield* Effect.async<void>((resume) => {
-        host.stderr!.on("data", (d: Buffer) => {
-          if (d.toString().includes("listening")) resume(Effect.void)
-        })
-      })
+      const { host, port } = yield* tcpHostProcess(files)
       const context = yield* Layer.build(
         Controller.layer({ callTimeout: "3 seconds" }).pipe(Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })))
       )
@@ -154,7 +145,11 @@ describe("a host over TCP", () => {
 
 /** A host listening on a loopback port (TCP, or WebSocket), as a process of its own, stopped with the scope. */
 const tcpHost = (files: { readonly directory: string; readonly credentials: string }, flag: "--listen" | "--listen-ws" = "--listen") =>
-  Effect.gen(function*() {
+  Effect.map(tcpHostProcess(files, flag), ({ port }) => port)
+
+/** The same, with the host's process. */
+function tcpHostProcess(files: { readonly directory: string; readonly credentials: string }, flag: "--listen" | "--listen-ws" = "--listen") {
+  return Effect.gen(function*() {
     const port = 20_000 + Math.floor(Math.random() * 20_000)
     const host = ChildProcess.spawn(process.execPath, [bin, "host", flag, String(port), "--dir", files.directory, "--credentials", files.credentials], {
       stdio: ["ignore", "ignore", "pipe"]
@@ -165,8 +160,9 @@ const tcpHost = (files: { readonly directory: string; readonly credentials: stri
         if (d.toString().includes("listening")) resume(Effect.void)
       })
     })
-    return port
+    return { host, port }
   })
+}
 
 /** A controller over TCP whose records live at `manifests`. */
 const controller = (port: number, manifests: Layer.Layer<Controller.RemoteManifests, unknown>) =>
