@@ -49,13 +49,11 @@ export interface Expired {
   readonly note?: string
 }
 
-/** A connection to one host's RPC group, as a socket. */
+/** A client of one host's RPC group. */
 export class HostConnection extends Context.Tag("@spillway/remote/HostConnection")<
   HostConnection,
   RpcClient.FromGroup<typeof HostRpcs, RpcClientError.RpcClientError>
 >() {}
-
-const SocketTag = Socket.Socket
 
 const unreachable = (e: unknown) =>
   e instanceof HostError ? e : new HostUnreachable({ detail: (e as { message?: string }).message ?? String(e) })
@@ -71,7 +69,7 @@ export const socketStdio = (
   env: NodeJS.ProcessEnv = process.env
 ): Layer.Layer<Socket.Socket> =>
   Layer.effect(
-    SocketTag,
+    Socket.Socket,
     NodeSocket.fromDuplex(
       Effect.map(
         Effect.acquireRelease(
