@@ -53,7 +53,9 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
 const main = (args: ReadonlyArray<string>): Promise<number> => {
   const parsed = parse(args)
   if (typeof parsed === "string") {
-    process.stderr.write(`spillway: ${parsed}\n`)
+    // --help is an answer, on stdout; anything else is a mistake, on stderr
+    if (parsed === usage) process.stdout.write(`${usage}\n`)
+    else process.stderr.write(`spillway: ${parsed}\n`)
     return Promise.resolve(parsed === usage ? 0 : 2)
   }
   const options = { directory: parsed.directory, credentials: parsed.credentials }

@@ -32,7 +32,9 @@ const parse = (args: ReadonlyArray<string>): NodeMcp.Options | string => {
 export const main = (args: ReadonlyArray<string>): Promise<number> => {
   const options = parse(args)
   if (typeof options === "string") {
-    process.stderr.write(`spillway: ${options}\n`)
+    // --help is an answer, on stdout; anything else is a mistake, on stderr
+    if (options === usage) process.stdout.write(`${usage}\n`)
+    else process.stderr.write(`spillway: ${options}\n`)
     return Promise.resolve(options === usage ? 0 : 2)
   }
   const fiber = Effect.runFork(NodeMcp.serveStdio(options))

@@ -281,10 +281,19 @@ describe("bad input", () => {
   })
 
   it("has --help on every command", () => {
-    for (const args of [["--help"], ["run", "--help"], ["read", "--help"], ["grep", "--help"]]) {
+    for (const args of [["--help"], ["run", "--help"], ["read", "--help"], ["grep", "--help"], ["mcp", "--help"], ["host", "--help"]]) {
       const r = spillway(tempDir(), args)
       expect(r.status, args.join(" ")).toBe(0)
       expect(r.stdout).toContain("spillway")
+    }
+  })
+
+  it("refuses bad arguments to mcp and host with one line and exit 2", () => {
+    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"]]) {
+      const r = spillway(tempDir(), args)
+      expect(r.status, args.join(" ")).toBe(2)
+      expect(r.stderr.trim().split("\n").length).toBe(1)
+      expect(r.stderr.startsWith("spillway: ")).toBe(true)
     }
   })
 })
