@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { ManifestStore } from "@spillway/core"
@@ -78,3 +78,13 @@ export const sqliteClient = (filename: string): Effect.Effect<SqlClient.SqlClien
       Effect.catchAllDefect((defect) => Effect.fail(openError(defect)))
     )
   })
+
+/** A client for a location: PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
+export const clientFor = (location: string): Effect.Effect<SqlClient.SqlClient, ManifestStore.ManifestStoreError, Scope.Scope> =>
+  isPostgresUrl(location) ? pgClient(location) : sqliteClient(location)
+
+/** Builds a store over a client. */
+export const withClient = <A, E, E2>(
+  client: Effect.Effect<SqlClient.SqlClient, E, Scope.Scope>,
+  make: Effect.Effect<A, E2, SqlClient.SqlClient>
+): Effect.Effect<A, E | E2, Scope.Scope> => Effect.flatMap(client, (c) => Effect.provideService(make, SqlClient.SqlClient, c))

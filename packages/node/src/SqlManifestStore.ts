@@ -187,20 +187,14 @@ export const layer: Layer.Layer<ManifestStore.ManifestStore, ManifestStore.Manif
 export const layerSqlite = (
   options: { readonly filename: string }
 ): Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError> =>
-  Layer.scoped(
-    ManifestStore.ManifestStore,
-    Effect.flatMap(SqlBackend.sqliteClient(options.filename), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
-  )
+  Layer.scoped(ManifestStore.ManifestStore, SqlBackend.withClient(SqlBackend.sqliteClient(options.filename), make))
 
 /** The store in a PostgreSQL database, for controllers that share one view. */
 export const layerPg = (
   options: { readonly url: string }
 ): Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError> =>
-  Layer.scoped(
-    ManifestStore.ManifestStore,
-    Effect.flatMap(SqlBackend.pgClient(options.url), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
-  )
+  Layer.scoped(ManifestStore.ManifestStore, SqlBackend.withClient(SqlBackend.pgClient(options.url), make))
 
 /** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
 export const layerFor = (location: string): Layer.Layer<ManifestStore.ManifestStore, ManifestStore.ManifestStoreError> =>
-  SqlBackend.isPostgresUrl(location) ? layerPg({ url: location }) : layerSqlite({ filename: location })
+  Layer.scoped(ManifestStore.ManifestStore, SqlBackend.withClient(SqlBackend.clientFor(location), make))

@@ -93,23 +93,17 @@ export const layer: Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore
 export const layerSqlite = (
   options: { readonly filename: string }
 ): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
-  Layer.scoped(
-    ProcessManifests.ProcessManifests,
-    Effect.flatMap(SqlBackend.sqliteClient(options.filename), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
-  )
+  Layer.scoped(ProcessManifests.ProcessManifests, SqlBackend.withClient(SqlBackend.sqliteClient(options.filename), make))
 
 /** The job records in a PostgreSQL database, for controllers that share one view. */
 export const layerPg = (
   options: { readonly url: string }
 ): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
-  Layer.scoped(
-    ProcessManifests.ProcessManifests,
-    Effect.flatMap(SqlBackend.pgClient(options.url), (client) => Effect.provideService(make, SqlClient.SqlClient, client))
-  )
+  Layer.scoped(ProcessManifests.ProcessManifests, SqlBackend.withClient(SqlBackend.pgClient(options.url), make))
 
 /** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
 export const layerFor = (location: string): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
-  SqlBackend.isPostgresUrl(location) ? layerPg({ url: location }) : layerSqlite({ filename: location })
+  Layer.scoped(ProcessManifests.ProcessManifests, SqlBackend.withClient(SqlBackend.clientFor(location), make))
 
 /**
  * The store in `table` of the database a location names (a `postgres://`
@@ -119,7 +113,4 @@ export const serviceIn = (
   location: string,
   table: string
 ): Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, Scope.Scope> =>
-  Effect.flatMap(
-    SqlBackend.isPostgresUrl(location) ? SqlBackend.pgClient(location) : SqlBackend.sqliteClient(location),
-    (client) => Effect.provideService(makeIn(table), SqlClient.SqlClient, client)
-  )
+  SqlBackend.withClient(SqlBackend.clientFor(location), makeIn(table))

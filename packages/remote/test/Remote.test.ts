@@ -119,7 +119,6 @@ describe("a host over stdio", () => {
       expect(quota.usage().reserved).toBe(0)
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
-
 })
 
 describe("a host over TCP", () => {
