@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the README's first code block the way a new user's script, a CI job or
+# an agent's shell tool would: with no terminal (stdin from /dev/null, in a
+# session of its own), with an empty npm cache so that nothing npx needs is
+# already there, and with npm's `yes` setting false, as some machines set it.
+# Every other npm setting of the user's is kept, so what fails here fails for
+# the README, not for this script. Exits with the block's status.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+block="$(awk '/^```sh$/ && !seen { inside = 1; seen = 1; next } inside && /^```$/ { exit } inside { print }' README.md)"
+if [ -z "$block" ]; then
+  echo "readme-unattended: the README has no \`\`\`sh block" >&2
+  exit 2
+fi
+cache="$(mktemp -d)"
+trap 'rm -rf "$cache"' EXIT
+printf 'readme-unattended: running, with no terminal and an empty npm cache:\n%s\n' "$block" >&2
+npm_config_cache="$cache" npm_config_yes=false \
+  setsid -w sh -e -c "$block" </dev/null
