@@ -37,7 +37,7 @@ import {
   Scope,
   Stream
 } from "effect"
-import { randomBytes } from "node:crypto"
+import { concat as concatBytes, randomId } from "./internal/bytes.js"
 import * as Cursor from "./Cursor.js"
 import type * as Envelope from "./Envelope.js"
 import * as Grep from "./Grep.js"
@@ -375,7 +375,7 @@ const signalOf = (error: unknown): string | undefined => {
   return /signal: (SIG[A-Z0-9]+)/.exec(text)?.[1]
 }
 
-const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => Buffer.concat(parts)
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => concatBytes(parts)
 
 /** Builds the manager: restores recorded jobs, and sweeps expired ones in the background. */
 export const make = (options: Options = {}) =>
@@ -599,7 +599,7 @@ export const make = (options: Options = {}) =>
         const shown = masker.maskText(
           request.shell === true ? request.command : [request.command, ...(request.args ?? [])].join(" ")
         )
-        const generation = randomBytes(12).toString("base64url")
+        const generation = randomId(12)
         const spool = `${generation}.spool`
         const jobScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
         const fail = <E>(e: E) =>

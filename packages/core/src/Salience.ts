@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Buffer } from "node:buffer"
+import { latin1 } from "./internal/bytes.js"
 import * as Utf8 from "./Utf8.js"
 
 /** What makes a line salient. */
@@ -166,7 +166,7 @@ export interface Compiled {
 /** Compiles rules once for any number of trackers. */
 export const compile = (rules: ReadonlyArray<SalienceRule> = defaultRules): Compiled => {
   const literals = [...new Set(rules.flatMap((r) => r.anchors))]
-    .map((a) => Buffer.from(a, "utf8").toString("latin1"))
+    .map((a) => latin1(Utf8.encode(a)))
     .filter((a) => a.length >= 2)
   return {
     literals,
@@ -206,7 +206,7 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     mark: (position) => void marks.push(position),
     accept: (bytes, start, firstLine) => {
       if (marks.length === 0) return
-      const chunk = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+      const chunk = bytes
       const end = start + chunk.length
       const later: Array<number> = []
       let line = firstLine
@@ -242,9 +242,9 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
 
 /** The salient lines of a whole text, for hosts that hold output in memory. */
 export const find = (text: string, compiled: Compiled = compile(), options: TrackerOptions = {}): Found => {
-  const bytes = Buffer.from(text, "utf8")
+  const bytes = Utf8.encode(text)
   const t = tracker(compiled, options)
-  const latin = bytes.toString("latin1")
+  const latin = latin1(bytes)
   const positions = new Set<number>()
   for (const literal of compiled.literals) {
     for (let at = latin.indexOf(literal); at !== -1; at = latin.indexOf(literal, at + 1)) positions.add(at)

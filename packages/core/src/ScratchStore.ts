@@ -12,7 +12,6 @@
  */
 import { Context, Schema } from "effect"
 import type { Effect } from "effect"
-import { randomUUID } from "node:crypto"
 
 /** The store's quotas; every figure defaults to the source design's. */
 export interface Quotas {
@@ -70,7 +69,7 @@ export class ScratchStore extends Context.Tag("@spillway/core/ScratchStore")<Scr
  * the owner is the conversation's id, or the run's when there is none, and
  * the tool name's underscores become hyphens.
  */
-export const pathFor = (tool: string, owner: { readonly conversationId?: string | undefined; readonly runId: string }, uuid: string = randomUUID()): string =>
+export const pathFor = (tool: string, owner: { readonly conversationId?: string | undefined; readonly runId: string }, uuid: string = globalThis.crypto.randomUUID()): string =>
   `${owner.conversationId ?? owner.runId}/outputs/${tool.replace(/_/g, "-")}-${uuid}.txt`
 
 /**

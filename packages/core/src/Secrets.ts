@@ -15,6 +15,7 @@ import { checkKnownValue, MIN_KNOWN_VALUE_BYTES } from "./internal/secrets/known
 import { buildMasker, type Built, DEFAULT_MAX_HELD_BYTES } from "./internal/secrets/masker.js"
 import * as rules from "./internal/secrets/rules.js"
 import { CONTEXT_BYTES } from "./internal/secrets/stream.js"
+import * as Utf8 from "./Utf8.js"
 
 /**
  * A pattern rule: what a credential looks like and which part of a match
@@ -186,7 +187,7 @@ const scanEnv = (env: Record<string, string | undefined>) => {
       } else {
         skipped.push({
           name,
-          bytes: Buffer.byteLength(value, "utf8"),
+          bytes: Utf8.byteLength(value),
           reason: problem._tag === "TooShort" ? `shorter than ${MIN_KNOWN_VALUE_BYTES} bytes` : problem.reason
         })
       }

@@ -1,4 +1,4 @@
-import { Buffer } from "node:buffer"
+import { concat as concatBytes } from "./bytes.js"
 import { Clock, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
 import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
@@ -19,7 +19,7 @@ export interface CaptureOptions {
   readonly salience?: Salience.Compiled | undefined
 }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => concatBytes(chunks)
 
 const BATCH_BYTES = 1 << 20
 
