@@ -5,6 +5,18 @@
  * @since 0.1.0
  */
 
+/** Who may do what to kept output: the caller, the authorizer and the one check. */
+export * as Access from "./Access.js"
+/** Kept output, one way for every profile: masked bodies with one manifest, read through one access check. */
+export * as Body from "./Body.js"
+/** Where the bytes of bodies live, by name. */
+export * as BodyFiles from "./BodyFiles.js"
+/** The errors every view and store shares. */
+export * as Errors from "./Errors.js"
+/** The manifest of every kept body, and where manifests are kept. */
+export * as Manifests from "./Manifests.js"
+/** How much kept output may exist and for how long: pools, reservations, time to live. */
+export * as Retention from "./Retention.js"
 /** Signed, versioned, opaque continuation cursors. */
 export * as Cursor from "./Cursor.js"
 /** Retained tool output behind cursors: retain, getToolOutput, sweep. */
