@@ -43,6 +43,14 @@ describe("spillway run", () => {
     expect(Fs.existsSync(dir) ? Fs.readdirSync(dir) : []).toEqual([])
   })
 
+  it("returns within the drain grace when the command leaves a background child holding its output", () => {
+    const started = Date.now()
+    const r = spillway(tempDir(), ["run", "--", "sh", "-c", "echo hi; sleep 30 &"])
+    expect(r.status).toBe(0)
+    expect(r.stdout).toBe("hi\n")
+    expect(Date.now() - started).toBeLessThan(15_000)
+  })
+
   it("runs a command given after --", () => {
     const r = spillway(tempDir(), ["run", "--", "printf", "%s-%s\\n", "a b", "c"])
     expect(r.status).toBe(0)

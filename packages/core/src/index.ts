@@ -5,6 +5,8 @@
  * @since 0.1.0
  */
 
+/** Running child processes: one runner for every caller, as a service. */
+export * as Child from "./Child.js"
 /** Who may do what to kept output: the caller, the authorizer and the one check. */
 export * as Access from "./Access.js"
 /** Kept output, one way for every profile: masked bodies with one manifest, read through one access check. */
