@@ -6,12 +6,17 @@
  * `SpillWrite`, so neither it nor its agents can save anything.
  */
 import { AgentConfig, Agents } from "@spillway/agents"
+import type { Access } from "@spillway/core"
 import { Cursor, Secrets, Spill } from "@spillway/core"
 import { NodeSpill } from "@spillway/node"
 import { Effect, Layer } from "effect"
 
 /** An agent that greps the saved log named by its task for a pattern and reports what it found. */
-const grepAgent = (name: string, description: string, pattern: string): Agents.AgentDefinition<Spill.SpillRead> => ({
+const grepAgent = (
+  name: string,
+  description: string,
+  pattern: string
+): Agents.AgentDefinition<Spill.SpillRead | Access.CurrentCaller> => ({
   name,
   description,
   run: (ctx) =>

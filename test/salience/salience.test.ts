@@ -3,11 +3,10 @@
  * make-corpus.sh), each failing one with the lines that explain it recorded
  * beside it, and single lines sorted into salient and quiet look-alikes.
  */
-import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Salience, Secrets, Spill, SpillPolicy } from "@spillway/core"
-import { NodeSpillStore } from "@spillway/node"
-import { Effect, Layer } from "effect"
+import { Salience, Spill } from "@spillway/core"
+import { NodeSpill } from "@spillway/node"
+import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -39,12 +38,7 @@ const cases = JSON.parse(Fs.readFileSync(Path.join(here, "cases.json"), "utf8"))
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-salience-"))
 afterAll(() => Fs.rmSync(directory, { recursive: true, force: true }))
-const layer = Spill.layer().pipe(
-  Layer.provide(NodeSpillStore.layer({ directory })),
-  Layer.provide(NodeFileSystem.layer),
-  Layer.provide(SpillPolicy.allowAll),
-  Layer.provide(Secrets.layer())
-)
+const layer = NodeSpill.layer({ directory })
 
 describe("the corpus of real logs", () => {
   it("has failing and successful logs from several tools", () => {

@@ -100,10 +100,7 @@ const run = Command.make(
       if (skipped.length > 0) {
         yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
       }
-      // the masker is built here, not at start-up: only run writes
-      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint }).pipe(
-        Effect.provide(Secrets.layerFromEnv)
-      )
+      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
       const spec: Child.Spec = Option.isSome(shell)
         ? { command: shell.value, shell: true, mergeStderr: true }
         : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }

@@ -17,6 +17,16 @@ export interface Caller {
   readonly channel: string
 }
 
+/**
+ * The caller a request is made for, as a service: views that take no
+ * caller argument (`readSpill`, `keepOutput`) act for the one in context,
+ * so a host that serves many conversations provides one per request.
+ */
+export class CurrentCaller extends Context.Tag("@spillway/core/CurrentCaller")<CurrentCaller, Caller>() {}
+
+/** A fixed caller, for a program that acts for one principal. */
+export const layerCaller = (caller: Caller): Layer.Layer<CurrentCaller> => Layer.succeed(CurrentCaller, caller)
+
 /** What a caller may ask to do. */
 export type Action = "read" | "list" | "poll" | "wait" | "stdin" | "signal" | "cancel" | "delete"
 

@@ -148,10 +148,22 @@ export const make = Effect.gen(function*() {
   const masker = yield* Secrets
   const authorizer = yield* Access.Authorizer
 
-  for (const m of yield* manifests.list()) retention.hold(m.profile, m.bytes)
+  // What is kept already counts against a pool's quota; it is counted at the pool's first write, so
+  // a program that never writes (or writes only to pools without limits) never reads the manifests.
+  const counted = new Set<string>()
+  const lock = yield* Effect.makeSemaphore(1)
+  const count = (pool: string) =>
+    lock.withPermits(1)(Effect.gen(function*() {
+      const limits = retention.pool(pool)
+      if (counted.has(pool) || (limits.bytes === undefined && limits.entries === undefined)) return
+      const kept = yield* manifests.list({ profile: pool })
+      counted.add(pool)
+      for (const m of kept) retention.hold(m.profile, m.bytes)
+    }))
 
   const create: Service["create"] = (options) =>
     Effect.gen(function*() {
+      yield* count(options.profile)
       const now = yield* Clock.currentTimeMillis
       const name = options.name ?? makeFilename(new Date(now), undefined, options.extension ?? ".log")
       const problem = nameProblem(name)
@@ -223,7 +235,7 @@ export const make = Effect.gen(function*() {
       yield* files.remove(id).pipe(Effect.mapError((e) => e._tag === "StoreFailed" ? e : new StoreFailed({ operation: `remove ${id}`, reason: e.message })))
       if (m !== undefined) {
         yield* manifests.remove(id)
-        retention.free(m.profile, m.bytes)
+        if (counted.has(m.profile)) retention.free(m.profile, m.bytes)
       }
     })
 
@@ -246,8 +258,8 @@ export const make = Effect.gen(function*() {
         expiresAt: retention.expiresAt(m.profile, anchor)
       }
       yield* manifests.update(done)
-      if (size !== m.bytes) {
-        retention.free(m.profile, m.bytes)
+      if (size !== m.bytes && counted.has(m.profile)) {
+        retention.free(m.profile, m.bytes, 0)
         retention.hold(m.profile, size, 0)
       }
       return done
@@ -258,7 +270,7 @@ export const make = Effect.gen(function*() {
     const expired = yield* manifests.takeExpired(now)
     for (const m of expired) {
       yield* Effect.ignore(files.remove(m.id))
-      retention.free(m.profile, m.bytes)
+      if (counted.has(m.profile)) retention.free(m.profile, m.bytes)
     }
     yield* Effect.ignore(files.sweepDebris)
     return expired.length
@@ -278,5 +290,5 @@ export const make = Effect.gen(function*() {
 })
 
 /** The body service as a layer. */
-export const layer: Layer.Layer<Bodies, StoreFailed, BodyFiles | Manifests | Retention | Secrets | Access.Authorizer> =
+export const layer: Layer.Layer<Bodies, never, BodyFiles | Manifests | Retention | Secrets | Access.Authorizer> =
   Layer.effect(Bodies, make)

@@ -29,7 +29,7 @@ export const quote = (value: string): string => {
 const named = (resource: Resource, id: string): string => {
   switch (resource) {
     case "output":
-      return `kept output ${quote(id)}`
+      return `saved output ${quote(id)}`
     case "job":
       return `job ${id}`
     case "agent":
@@ -40,7 +40,7 @@ const named = (resource: Resource, id: string): string => {
 }
 
 const notFoundHint: Readonly<Record<Resource, string>> = {
-  output: "check the name or cursor in the preview; kept output is removed when it expires",
+  output: "check the name or cursor in the preview; saved output is removed when it expires",
   job: "it was not started here, or it expired and was removed; list your jobs to see which exist",
   agent: "it was never started here; check the agent_id",
   scratch: "check the path; scratch files are never overwritten, so each capture has its own"

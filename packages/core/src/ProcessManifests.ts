@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
-import { ManifestStoreError } from "./ManifestStore.js"
+import { StoreFailed as ManifestStoreError } from "./Errors.js"
 
 /** The record of one job. Unlike evidence manifests, it is saved again as the job runs and ends. */
 export interface JobManifest {

@@ -217,8 +217,22 @@ export class Secrets extends Context.Tag("@spillway/core/Secrets")<Secrets, Mask
 export const layer = (options?: MaskerOptions): Layer.Layer<Secrets, SecretTooShort | InvalidSecret> =>
   Layer.effect(Secrets, makeMasker(options))
 
-/** Provides `Secrets` with the default rules and the secret-looking values of `process.env` (those of 8 bytes or more). */
-export const layerFromEnv: Layer.Layer<Secrets> = Layer.effect(
+/** A masker built at its first use, so a program that never masks never pays for compiling the rules. */
+export const lazy = (build: () => Masker): Masker => {
+  let built: Masker | undefined
+  const get = () => (built ??= build())
+  return {
+    maskBytes: (bytes) => get().maskBytes(bytes),
+    maskText: (text) => get().maskText(text),
+    stream: (watch) => get().stream(watch)
+  }
+}
+
+/**
+ * Provides `Secrets` with the default rules and the secret-looking values of
+ * `process.env` (those of 8 bytes or more), built at the first use.
+ */
+export const layerFromEnv: Layer.Layer<Secrets> = Layer.sync(
   Secrets,
-  Effect.orDie(Effect.suspend(() => makeMasker({ knownValues: knownValuesFromEnv(process.env) })))
+  () => lazy(() => unsafeMakeMasker({ knownValues: knownValuesFromEnv(process.env) }))
 )

@@ -25,8 +25,6 @@ export * as Cursor from "./Cursor.js"
 export * as Evidence from "./Evidence.js"
 /** Fitting a result to a delivery budget, envelope and all. */
 export * as Envelope from "./Envelope.js"
-/** Durable manifests of retained evidence. */
-export * as ManifestStore from "./ManifestStore.js"
 /** Pages of a ranked search snapshot within a budget. */
 export * as SearchPage from "./SearchPage.js"
 /** Emergency compression of results already in context. */
@@ -63,7 +61,5 @@ export * as Spill from "./Spill.js"
 export * as SpillPolicy from "./SpillPolicy.js"
 /** Names of saved files: the allowlist and fresh names. */
 export * as SpillName from "./SpillName.js"
-/** The spill directory service. */
-export * as SpillStore from "./SpillStore.js"
 /** UTF-8 accounting. */
 export * as Utf8 from "./Utf8.js"

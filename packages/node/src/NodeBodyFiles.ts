@@ -15,7 +15,7 @@ import { BodyFiles, Errors } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { directoryFrom, isSymlinkError, OPEN_FLAGS, refusal } from "./internal/fileChecks.js"
+import { directoryFrom, isSymlinkError, OPEN_FLAGS, refusal } from "./FileChecks.js"
 
 /** The directory used when neither an option nor `SPILLWAY_OUTPUT_DIR` names one: `~/.spillway/tool-output`. */
 export const defaultDirectoryFromEnv = (): string => directoryFrom(process.env)

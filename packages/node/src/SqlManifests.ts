@@ -11,7 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Errors, Manifests } from "@spillway/core"
-import { Effect, Layer, ParseResult, Schema } from "effect"
+import { Effect, Layer, ParseResult, Schema, Scope } from "effect"
 import * as SqlBackend from "./SqlBackend.js"
 
 /** How many ids one `DELETE ... IN (...)` names, well under every backend's parameter limit. */
@@ -250,12 +250,41 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
 /** The manifest store over the SqlClient in context. */
 export const layer: Layer.Layer<Manifests.Manifests, Errors.StoreFailed, SqlClient.SqlClient> = Layer.effect(Manifests.Manifests, make)
 
-/** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names (created with its directory, mode 0600). */
-export const layerFor = (location: string): Layer.Layer<Manifests.Manifests, Errors.StoreFailed> =>
+/**
+ * PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names
+ * (created with its directory, mode 0600). The database is opened at the
+ * first call, not when the layer is built, so a directory that cannot be
+ * written fails the calls that need it (each with a clear error) rather than
+ * every program that merely could keep output there; a failed open is tried
+ * again at the next call.
+ */
+export const layerFor = (location: string): Layer.Layer<Manifests.Manifests> =>
   Layer.scoped(
     Manifests.Manifests,
-    SqlBackend.withClient(
-      SqlBackend.clientFor(location).pipe(Effect.mapError((e) => new Errors.StoreFailed({ operation: "manifest open", reason: e.reason }))),
-      make
-    )
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const lock = yield* Effect.makeSemaphore(1)
+      let opened: Manifests.Service | undefined
+      const open = lock.withPermits(1)(Effect.suspend(() =>
+        opened !== undefined
+          ? Effect.succeed(opened)
+          : SqlBackend.withClient(
+            SqlBackend.clientFor(location),
+            make
+          ).pipe(
+            Scope.extend(scope),
+            Effect.tap((store) => Effect.sync(() => void (opened = store)))
+          )
+      ))
+      const via = <A extends ReadonlyArray<unknown>, B>(f: (store: Manifests.Service) => (...args: A) => Effect.Effect<B, Errors.StoreFailed>) =>
+      (...args: A) => Effect.flatMap(open, (store) => f(store)(...args))
+      return {
+        insert: via((s) => s.insert),
+        update: via((s) => s.update),
+        get: via((s) => s.get),
+        list: via((s) => s.list),
+        takeExpired: via((s) => s.takeExpired),
+        remove: via((s) => s.remove)
+      } satisfies Manifests.Service
+    })
   )

@@ -8,13 +8,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { ManifestStore, ProcessManifests } from "@spillway/core"
+import { Errors, ProcessManifests } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import type * as Scope from "effect/Scope"
 import * as SqlBackend from "./SqlBackend.js"
 
 const storeError = (operation: string) => (e: SqlError | unknown) =>
-  new ManifestStore.ManifestStoreError({
+  new Errors.StoreFailed({
     operation,
     reason: e instanceof Error && e.message !== "" ? e.message : String(e)
   })
@@ -24,7 +24,7 @@ const isOptional = <A>(u: unknown, is: (u: unknown) => u is A) => u === undefine
 const isString = (u: unknown): u is string => typeof u === "string"
 
 /** Reads a stored record back, or fails on one this store could not have written. */
-const decode = (generation: unknown, body: unknown): Effect.Effect<ProcessManifests.JobManifest, ManifestStore.ManifestStoreError> =>
+const decode = (generation: unknown, body: unknown): Effect.Effect<ProcessManifests.JobManifest, Errors.StoreFailed> =>
   Effect.suspend(() => {
     let m: Record<string, unknown>
     try {
@@ -38,11 +38,11 @@ const decode = (generation: unknown, body: unknown): Effect.Effect<ProcessManife
       isOptional(m.exitCode, isNumber) && isOptional(m.signal, isString) && isOptional(m.captureError, isString)
     return ok
       ? Effect.succeed(m as unknown as ProcessManifests.JobManifest)
-      : Effect.fail(new ManifestStore.ManifestStoreError({ operation: "list", reason: `stored job ${JSON.stringify(String(generation))} is not a job record` }))
+      : Effect.fail(new Errors.StoreFailed({ operation: "list", reason: `stored job ${JSON.stringify(String(generation))} is not a job record` }))
   })
 
 /** The job record store over the SqlClient in context: creates its table if missing. */
-export const make: Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, SqlClient.SqlClient> = Effect
+export const make: Effect.Effect<ProcessManifests.Service, Errors.StoreFailed, SqlClient.SqlClient> = Effect
   .suspend(() => makeIn("spillway_process_jobs"))
 
 /**
@@ -50,7 +50,7 @@ export const make: Effect.Effect<ProcessManifests.Service, ManifestStore.Manifes
  * another kind of job (a controller's remote jobs, say); fields a record has
  * beyond a job manifest's are kept as they are.
  */
-export const makeIn = (table: string): Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, SqlClient.SqlClient> =>
+export const makeIn = (table: string): Effect.Effect<ProcessManifests.Service, Errors.StoreFailed, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     if (!/^[a-z_]{1,48}$/.test(table)) return yield* Effect.dieMessage(`table name ${JSON.stringify(table)} is not [a-z_]+`)
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -86,23 +86,23 @@ export const makeIn = (table: string): Effect.Effect<ProcessManifests.Service, M
   })
 
 /** The job record store over the SqlClient in context. */
-export const layer: Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError, SqlClient.SqlClient> =
+export const layer: Layer.Layer<ProcessManifests.ProcessManifests, Errors.StoreFailed, SqlClient.SqlClient> =
   Layer.effect(ProcessManifests.ProcessManifests, make)
 
 /** The embedded default: SQLite in a file (created with its directory if missing, mode 0600 for the file). */
 export const layerSqlite = (
   options: { readonly filename: string }
-): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
+): Layer.Layer<ProcessManifests.ProcessManifests, Errors.StoreFailed> =>
   Layer.scoped(ProcessManifests.ProcessManifests, SqlBackend.withClient(SqlBackend.sqliteClient(options.filename), make))
 
 /** The job records in a PostgreSQL database, for controllers that share one view. */
 export const layerPg = (
   options: { readonly url: string }
-): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
+): Layer.Layer<ProcessManifests.ProcessManifests, Errors.StoreFailed> =>
   Layer.scoped(ProcessManifests.ProcessManifests, SqlBackend.withClient(SqlBackend.pgClient(options.url), make))
 
 /** PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
-export const layerFor = (location: string): Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError> =>
+export const layerFor = (location: string): Layer.Layer<ProcessManifests.ProcessManifests, Errors.StoreFailed> =>
   Layer.scoped(ProcessManifests.ProcessManifests, SqlBackend.withClient(SqlBackend.clientFor(location), make))
 
 /**
@@ -112,5 +112,5 @@ export const layerFor = (location: string): Layer.Layer<ProcessManifests.Process
 export const serviceIn = (
   location: string,
   table: string
-): Effect.Effect<ProcessManifests.Service, ManifestStore.ManifestStoreError, Scope.Scope> =>
+): Effect.Effect<ProcessManifests.Service, Errors.StoreFailed, Scope.Scope> =>
   SqlBackend.withClient(SqlBackend.clientFor(location), makeIn(table))

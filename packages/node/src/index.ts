@@ -6,16 +6,14 @@
 
 /** The spill profile on the real file system. */
 export * as NodeSpill from "./NodeSpill.js"
-/** The spill directory on the real file system. */
-export * as NodeSpillStore from "./NodeSpillStore.js"
 /** Runs a child process and hands its merged output on in batches. */
 export * as NodeChild from "./NodeChild.js"
+/** The body store on Node: bytes, SQL manifests, one quota. */
+export * as NodeBodies from "./NodeBodies.js"
 /** The bytes of bodies on the real file system. */
 export * as NodeBodyFiles from "./NodeBodyFiles.js"
 /** The manifests of bodies in SQLite or PostgreSQL. */
 export * as SqlManifests from "./SqlManifests.js"
-/** Manifests in any SQL database, SQLite by default. */
-export * as SqlManifestStore from "./SqlManifestStore.js"
 /** The evidence profile on Node: spill-directory bodies, SQLite manifests, a persistent cursor key. */
 export * as NodeEvidence from "./NodeEvidence.js"
 /** Process jobs on Node: the command executor, spools and records in the retention directory. */

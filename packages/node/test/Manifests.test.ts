@@ -130,12 +130,17 @@ describe("SQLite", () => {
     }).pipe(Effect.scoped, Effect.provide(SqlManifests.layerFor(file)))
   })
 
-  it.effect("a file that is no database is a clear error", () => {
+  it.effect("a file that is no database, or a folder that cannot be made, is a clear error at the first call", () => {
     const file = Path.join(tempDir(), "junk.sqlite")
     Fs.writeFileSync(file, "this is not a database, just text that goes on for a while ".repeat(100))
+    const blocked = Path.join(tempDir(), "plain-file")
+    Fs.writeFileSync(blocked, "")
     return Effect.gen(function*() {
-      const e = yield* Effect.flip(Effect.scoped(Layer.build(SqlManifests.layerFor(file))))
-      expect(e._tag).toBe("StoreFailed")
+      for (const location of [file, Path.join(blocked, "manifests.sqlite")]) {
+        const e = yield* Effect.flip(Effect.flatMap(Manifests.Manifests, (s) => s.get("x.log")).pipe(Effect.provide(SqlManifests.layerFor(location))))
+        expect(e._tag).toBe("StoreFailed")
+        expect(e.message).toContain("manifest open")
+      }
     })
   })
 })

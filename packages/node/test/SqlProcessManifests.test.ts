@@ -2,7 +2,7 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Cursor, Evidence, ManifestStore, Process, ProcessManifests, Secrets } from "@spillway/core"
+import { Cursor, Errors, Evidence, Process, ProcessManifests, Secrets } from "@spillway/core"
 import { NodeEvidence, SqlProcessManifests } from "@spillway/node"
 import { Effect, Layer } from "effect"
 import * as Path from "node:path"
@@ -25,7 +25,7 @@ const job = (generation: string, fields: Partial<ProcessManifests.JobManifest> =
 })
 
 /** The behaviour every job record store shares. */
-const behaviour = (name: string, fresh: () => Layer.Layer<ProcessManifests.ProcessManifests, ManifestStore.ManifestStoreError>) =>
+const behaviour = (name: string, fresh: () => Layer.Layer<ProcessManifests.ProcessManifests, Errors.StoreFailed>) =>
   describe(`${name}: job records`, () => {
     it.effect("saves, replaces, lists oldest first, and removes", () =>
       Effect.gen(function*() {
@@ -60,7 +60,7 @@ describe.skipIf(pgUrl === undefined)("two controllers sharing one PostgreSQL", (
       const kept = yield* Evidence.retain({ owner: "alice", tool: "bash", status: "exit 0", body: "x\n".repeat(20_000) }).pipe(
         Effect.provide(one)
       )
-      const page = yield* Evidence.getToolOutput(kept.first.next_cursor!, "alice").pipe(Effect.provide(two))
+      const page = yield* Evidence.getToolOutput(kept.first.next_cursor!, me).pipe(Effect.provide(two))
       expect("content" in page && page.offset).toBe(kept.first.head!.length)
 
       // jobs: started by one controller, seen by another started after it

@@ -13,12 +13,11 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
-import { NodeEvidence, NodeProcess, NodeScratchStore, NodeSpillStore } from "@spillway/node"
+import { NodeBodies, NodeChild, NodeEvidence, NodeProcess, NodeScratchStore } from "@spillway/node"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import * as AgentHandlers from "./AgentHandlers.js"
 import * as Handlers from "./Handlers.js"
@@ -36,22 +35,22 @@ export interface Options {
   readonly caller?: Process.Caller | undefined
 }
 
-const callerFromEnv = (): Process.Caller => ({
-  owner: process.env.SPILLWAY_OWNER ?? Os.userInfo().username,
-  channel: process.env.SPILLWAY_CHANNEL ?? "mcp"
-})
+const callerFromEnv = (): Process.Caller => NodeBodies.callerFromEnv("mcp")
+
+/** How long the server keeps what it saves: a day, as the evidence profile's source design says, whatever the profile. */
+const DAY = 24 * 60 * 60 * 1000
 
 const pieces = (options: Options) => {
-  const directory = Path.resolve(options.directory ?? NodeSpillStore.defaultDirectoryFromEnv())
-  const store = NodeSpillStore.layer({ directory }).pipe(Layer.provide(NodeFileSystem.layer))
+  const directory = NodeBodies.directoryOf(options)
+  // one body store for every profile the server serves, so every view reads the same bodies through the same checks
+  const bodies = NodeBodies.layer({ directory, pools: { spill: { ttlMillis: DAY } } })
   return {
     directory,
     // pages stay well inside the 64 KiB model ceiling; longer selections go on with next_offset
     spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
-    store,
+    bodies,
     processes: NodeProcess.layer({ directory: Path.join(directory, ".processes") }),
     shared: Layer.mergeAll(
-      NodeEvidence.layer({ directory }),
       Handlers.layerCaller(options.caller ?? callerFromEnv()),
       ToolOutput.layer().pipe(
         Layer.provide(NodeScratchStore.layer({ directory: options.scratchDirectory })),
@@ -67,9 +66,12 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
   return Handlers.readLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
-      Spill.layerRead(p.spillOptions).pipe(Layer.provide(p.store), Layer.provide(SpillPolicy.allowAll)),
+      Spill.layerRead(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
+      NodeEvidence.layerWithout(),
       Process.readOnly(p.processes)
-    ))
+    )),
+    Layer.provide(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory: p.directory }))),
+    Layer.provide(p.bodies)
   )
 }
 
@@ -79,11 +81,13 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
   return Handlers.fullLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
-      Spill.layer(p.spillOptions).pipe(Layer.provide(p.store), Layer.provide(SpillPolicy.allowAll), Layer.provide(Secrets.layerFromEnv)),
+      Spill.layer(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
+      NodeEvidence.layerWithout(),
       p.processes,
-      NodeEvidence.layerKeyFile(Path.join(p.directory, ".evidence", "cursor.key")),
-      NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
-    ))
+      NodeChild.layer()
+    )),
+    Layer.provide(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory: p.directory }))),
+    Layer.provide(p.bodies)
   )
 }
 
@@ -127,7 +131,7 @@ export const readCatalog = (file: string) =>
  * `<directory>/.agents/config.json`, and results are kept in `.agents/results`.
  */
 export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) => {
-  const directory = Path.resolve(options.directory ?? NodeSpillStore.defaultDirectoryFromEnv())
+  const directory = NodeBodies.directoryOf(options)
   return Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
     Layer.merge(
       AgentHandlers.layer,
@@ -138,7 +142,7 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
         AgentConfig.layer(config).pipe(Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json")))),
         AgentResults.layerDirectory(Path.join(directory, ".agents", "results")),
         Secrets.layerFromEnv,
-        NodeEvidence.layerKeyFile(Path.join(directory, ".evidence", "cursor.key")),
+        NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory })),
         Agents.allowOwners,
         NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
       )),

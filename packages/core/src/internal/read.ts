@@ -2,18 +2,29 @@ import { Buffer, isAscii } from "node:buffer"
 import { Clock, Effect } from "effect"
 import type * as Grep from "../Grep.js"
 import * as LineIndex from "../LineIndex.js"
-import type { SpillFile, SpillIoError } from "../SpillStore.js"
+import type { StoreFailed } from "../Errors.js"
 import * as Utf8 from "../Utf8.js"
 
 const CHUNK = 1 << 20
 
-/** Indexes built for files that have none saved beside them, by name and size; one per store. @internal */
+/** A body to read: its name, its size and a way to read a range of it. @internal */
+export interface SpillFile {
+  readonly filename: string
+  readonly size: number
+  readonly read: (position: number, length: number, into?: Uint8Array) => Effect.Effect<Uint8Array, StoreFailed>
+  /** The index its manifest records. */
+  readonly index: LineIndex.LineIndex | undefined
+}
+
+type SpillIoError = StoreFailed
+
+/** Indexes built for bodies whose manifest holds none for their size, by name and size; one per store. @internal */
 export type IndexCache = Map<string, LineIndex.LineIndex>
 
-/** The index saved beside a file, or one built by reading it once (and remembered in `built`). @internal */
+/** The index the manifest records, or one built by reading the body once (and remembered in `built`). @internal */
 export const indexOf = (file: SpillFile, built: IndexCache): Effect.Effect<LineIndex.LineIndex, SpillIoError> =>
   Effect.gen(function*() {
-    const saved = yield* file.index
+    const saved = file.index
     if (saved && saved.bytes === file.size) return saved
     const key = `${file.filename}:${file.size}`
     const known = built.get(key)
