@@ -39,6 +39,8 @@ export interface CreateOptions {
   /** The name; a fresh `YYYY-MM-DDTHH-MM-SS-mmmZ-xxxxxx.log` (with `extension`) by default. */
   readonly name?: string | undefined
   readonly extension?: string | undefined
+  /** When it was made (epoch ms), when not now: the start of the job whose output it keeps. */
+  readonly createdAt?: number | undefined
   /** How the operation stands ("running") or ended ("exit 1"); "ok" by default. */
   readonly status?: string | undefined
   readonly origin?: Origin | undefined
@@ -54,6 +56,12 @@ export interface CreateOptions {
    * keeps what was written and records why in `captureError`.
    */
   readonly onFailure?: "abandon" | "keep-prefix" | undefined
+  /**
+   * True to keep what was written when the scope closes before `seal` (a
+   * running job's spool when its manager stops), with its manifest left
+   * "writing" for `recover`; by default such a body is removed.
+   */
+  readonly keepOnClose?: boolean | undefined
   /** Bytes reserved before anything is written (a body whose size is known): more is asked for as it grows. */
   readonly reserve?: number | undefined
   /** Holds up to this many masked bytes in memory before storing anything, so a short output never touches the store. */
@@ -68,6 +76,8 @@ export interface CreateOptions {
   readonly alreadyMasked?: boolean | undefined
   /** Sees every masked byte in order, kept or not, with its offset: for previews and tails. */
   readonly onMasked?: ((bytes: Uint8Array, offset: number) => void) | undefined
+  /** Told each time a batch of bytes is in the store (or failed to get there): readers of a visible body can look again. */
+  readonly onWritten?: (() => void) | undefined
   /** Asked once, just before anything is stored; a reason refuses the body. */
   readonly admit?: ((name: string) => Effect.Effect<void, string>) | undefined
 }
@@ -105,6 +115,8 @@ export interface Service {
   ) => Effect.Effect<Reader, OpenError, Scope.Scope>
   /** The check `open` runs, for views that act on a body without reading it. */
   readonly authorize: (caller: Access.Caller, resource: Access.Resource, action: Access.Action) => Effect.Effect<void, AccessDenied | Expired>
+  /** Every manifest of a profile, without any check: for the code that owns the profile (a manager restoring its jobs). */
+  readonly manifests: (profile: string) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
   /** The manifests of a profile that the caller may list. */
   readonly list: (caller: Access.Caller, profile?: string) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
   /** Records a body whose writer is gone (a restart mid-write) as complete, as it is on disk. */
@@ -179,11 +191,12 @@ export const make = Effect.gen(function*() {
         tool: options.tool,
         status: options.status ?? "ok",
         origin: options.origin ?? { _tag: "Tool" },
-        createdAt: now,
+        createdAt: options.createdAt ?? now,
         maxBytes: options.maxBytes ?? Number.POSITIVE_INFINITY,
         cut: options.cut ?? "line",
         visible: options.visible ?? false,
         failure: options.onFailure ?? "abandon",
+        keepOnClose: options.keepOnClose ?? false,
         reserve: options.reserve ?? 0,
         deferBytes: options.deferBytes ?? 0,
         checkpointEvery: options.checkpointEvery ?? 65_536,
@@ -191,6 +204,7 @@ export const make = Effect.gen(function*() {
         watch: options.watch,
         masked: options.alreadyMasked ?? false,
         onMasked: options.onMasked,
+        onWritten: options.onWritten,
         admit: options.admit
       }, {
         files,
@@ -280,6 +294,7 @@ export const make = Effect.gen(function*() {
     location: files.location,
     create,
     manifest: manifests.get,
+    manifests: (profile) => manifests.list({ profile }),
     open,
     authorize,
     list,

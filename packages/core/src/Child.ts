@@ -58,9 +58,10 @@ export interface Running {
   readonly pid: number
   /** Sends a signal to the child's process group; a group that is gone already is not an error. */
   readonly signal: (name: string) => Effect.Effect<void>
-  /** Writes to stdin, when it was asked for as a pipe. */
-  readonly writeStdin: (bytes: Uint8Array) => Effect.Effect<void>
-  readonly closeStdin: Effect.Effect<void>
+  /** Writes to stdin; false when stdin is not an open pipe (never asked for, or closed). */
+  readonly writeStdin: (bytes: Uint8Array) => Effect.Effect<boolean>
+  /** Closes stdin, so the child sees its end; false when it was not an open pipe. */
+  readonly closeStdin: Effect.Effect<boolean>
   /** True until the exit is observed. */
   readonly isRunning: Effect.Effect<boolean>
   /** Completes once the child has exited and its output is drained (or the drain grace has passed). */
@@ -196,6 +197,7 @@ export const layerExecutor: Layer.Layer<ChildRunner, never, CommandExecutor.Comm
         const scope = yield* Effect.scope
         const argv = mergedArgv(spec)
         const stdin = spec.stdin === "pipe" ? yield* Queue.unbounded<Uint8Array | null>() : undefined
+        let stdinClosed = false
         let command = Command.make(argv[0]!, ...argv.slice(1)).pipe(
           Command.stdin(
             stdin !== undefined
@@ -228,6 +230,7 @@ export const layerExecutor: Layer.Layer<ChildRunner, never, CommandExecutor.Comm
         yield* Effect.gen(function*() {
           const code = yield* Effect.either(process.exitCode)
           yield* Fiber.join(drain).pipe(Effect.timeout(drainGrace), Effect.catchAll(() => Fiber.interrupt(drain)))
+          stdinClosed = true
           if (stdin !== undefined) yield* Queue.shutdown(stdin)
           yield* Deferred.succeed(
             ended,
@@ -239,8 +242,13 @@ export const layerExecutor: Layer.Layer<ChildRunner, never, CommandExecutor.Comm
           pid: process.pid as number,
           // the executor's kill waits for the exit, which a signal need not cause
           signal: (name) => Effect.asVoid(Effect.forkIn(Effect.ignore(process.kill(name as CommandExecutor.Signal)), scope)),
-          writeStdin: (bytes) => (stdin === undefined ? Effect.void : Queue.offer(stdin, Uint8Array.from(bytes)).pipe(Effect.asVoid)),
-          closeStdin: stdin === undefined ? Effect.void : Queue.offer(stdin, null).pipe(Effect.asVoid),
+          writeStdin: (bytes) =>
+            stdin === undefined || stdinClosed ? Effect.succeed(false) : Effect.as(Queue.offer(stdin, Uint8Array.from(bytes)), true),
+          closeStdin: Effect.suspend(() => {
+            if (stdin === undefined || stdinClosed) return Effect.succeed(false)
+            stdinClosed = true
+            return Effect.as(Queue.offer(stdin, null), true)
+          }),
           isRunning: Effect.map(Deferred.poll(ended), Option.isNone),
           exit,
           terminate: Effect.zipRight(stop, exit)

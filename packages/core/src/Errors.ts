@@ -31,7 +31,7 @@ const named = (resource: Resource, id: string): string => {
     case "output":
       return `saved output ${quote(id)}`
     case "job":
-      return `job ${id}`
+      return `job with pid ${id.slice(0, 24)}`
     case "agent":
       return `agent ${quote(id)}`
     case "scratch":

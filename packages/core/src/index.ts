@@ -41,12 +41,8 @@ export * as Preview from "./Preview.js"
 export * as Projection from "./Projection.js"
 /** Process jobs: spawn, spool, poll without consuming, wait, signal. */
 export * as Process from "./Process.js"
-/** Durable records of process jobs. */
-export * as ProcessManifests from "./ProcessManifests.js"
 /** The status view and byte pages of a job's output. */
 export * as ProcessView from "./ProcessView.js"
-/** The retention quota local spools and remote starts share. */
-export * as RetentionQuota from "./RetentionQuota.js"
 /** Lines that explain a failure, found anywhere in an output. */
 export * as Salience from "./Salience.js"
 /** The scratch store of captured tool output. */

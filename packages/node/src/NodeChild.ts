@@ -183,11 +183,15 @@ export const make = (options: Options = {}): Child.Service => ({
         signal: groupSignal,
         writeStdin: (bytes) =>
           child.stdin === null || child.stdin.destroyed || child.stdin.writableEnded
-            ? Effect.void
-            : Effect.async<void>((resume) => {
-              child.stdin!.write(bytes, () => resume(Effect.void))
+            ? Effect.succeed(false)
+            : Effect.async<boolean>((resume) => {
+              child.stdin!.write(bytes, () => resume(Effect.succeed(true)))
             }),
-        closeStdin: Effect.sync(() => void child.stdin?.end()),
+        closeStdin: Effect.sync(() => {
+          if (child.stdin === null || child.stdin.destroyed || child.stdin.writableEnded) return false
+          child.stdin.end()
+          return true
+        }),
         isRunning: Effect.sync(() => exited === undefined),
         exit: Deferred.await(ended),
         terminate: Effect.zipRight(stop, Deferred.await(ended))

@@ -17,13 +17,13 @@ import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type * as RpcClientError from "@effect/rpc/RpcClientError"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { Process, ProcessManifests, RetentionQuota } from "@spillway/core"
-import { SqlProcessManifests } from "@spillway/node"
+import { type Errors, type Process, Retention } from "@spillway/core"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
 import { Duplex } from "node:stream"
 import { HostError, HostRpcs } from "./HostProtocol.js"
+import * as RemoteRecords from "./RemoteRecords.js"
 
 /** The allowance a remote start reserves. */
 export const ALLOWANCE_BYTES = 4 * 1024 * 1024
@@ -101,28 +101,17 @@ export const layerWebSocket = (url: string) =>
 export const layerTcp = (options: { readonly host: string; readonly port: number }) =>
   layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }))
 
-/**
- * A remote job as a controller records it: a job manifest (its spool field
- * empty: the spool is on the host), the hash of the host's identity, the
- * hash of the credential scope, and when the host said its output expires.
- */
-export interface RemoteManifest extends ProcessManifests.JobManifest {
-  readonly host: string
-  readonly scopeHash: string
-  readonly expiresAt?: number | undefined
-}
+/** A remote job as a controller records it. */
+export type RemoteManifest = RemoteRecords.RemoteRecord
 
 /** Where a controller records its remote jobs, so a restarted controller finds them again. */
-export class RemoteManifests extends Context.Tag("@spillway/remote/RemoteManifests")<RemoteManifests, ProcessManifests.Service>() {}
+export const RemoteManifests = RemoteRecords.RemoteRecords
 
 /** Records in memory: a restarted controller finds nothing. */
-export const manifestsMemory: Layer.Layer<RemoteManifests> = Layer.effect(RemoteManifests, ProcessManifests.ProcessManifests).pipe(
-  Layer.provide(ProcessManifests.layerMemory)
-)
+export const manifestsMemory = RemoteRecords.layerMemory
 
 /** Records in a database: a `postgres://` URL (controllers that share one view) or a SQLite file. */
-export const manifestsAt = (location: string) =>
-  Layer.scoped(RemoteManifests, SqlProcessManifests.serviceIn(location, "spillway_remote_jobs"))
+export const manifestsAt = RemoteRecords.layerFor
 
 /** A job restored from the records: it can be read, not driven. */
 export class RemoteJobReadOnly extends Schema.TaggedError<RemoteJobReadOnly>()("RemoteJobReadOnly", { pid: Schema.Number }) {
@@ -141,7 +130,7 @@ export interface Leased {
   /** Reserves the allowance, then starts the command on the host; a refused start releases the reservation. */
   readonly start: (request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean }) => Effect.Effect<
     { readonly pid: number; readonly generation: string; readonly started_at: string },
-    HostError | HostUnreachable | RetentionQuota.QuotaExhausted
+    HostError | HostUnreachable | Errors.QuotaExceeded
   >
   readonly poll: (pid: number, request?: Omit<Process.PollRequest, "pid">) => Effect.Effect<unknown, HostError | HostUnreachable>
   readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<unknown, HostError | HostUnreachable>
@@ -177,9 +166,9 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
     RemoteLease,
     Effect.gen(function*() {
       const client = yield* HostConnection
-      const quota = Option.getOrElse(yield* Effect.serviceOption(RetentionQuota.RetentionQuota), () => RetentionQuota.make())
-      const records = yield* Option.match(yield* Effect.serviceOption(RemoteManifests), {
-        onNone: () => Effect.provide(ProcessManifests.ProcessManifests, ProcessManifests.layerMemory),
+      const quota = Option.getOrElse(yield* Effect.serviceOption(Retention.Retention), () => Retention.make())
+      const records = yield* Option.match(yield* Effect.serviceOption(RemoteRecords.RemoteRecords), {
+        onNone: () => Effect.provide(RemoteRecords.RemoteRecords, RemoteRecords.layerMemory),
         onSome: Effect.succeed
       })
       const recorded = Effect.map(Effect.orElseSucceed(records.list, () => []), (all) => all as ReadonlyArray<RemoteManifest>)
@@ -201,7 +190,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
             }
             const lease = granted.lease
             const scopeHash = scopeHashOf(granted.scope)
-            const reservations = new Map<number, RetentionQuota.Reservation>()
+            const reservations = new Map<number, Retention.Reservation>()
             const mine = (m: RemoteManifest) =>
               m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
             const findRecord = (pid: number) => Effect.map(recorded, (all) => all.filter(mine).reverse().find((m) => m.pid === pid))
@@ -230,7 +219,8 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               host: granted.host,
               start: (request) =>
                 Effect.gen(function*() {
-                  const reservation = yield* quota.reserve(ALLOWANCE_BYTES)
+                  // the remote job's whole allowance, from the pool local spools use; no local body, so no entry
+                  const reservation = yield* quota.reserve("spool", ALLOWANCE_BYTES, { entry: false })
                   const started = yield* call(client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
                   reservations.set(started.pid, reservation)
                   driven.add(started.generation)
@@ -240,10 +230,8 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                     owner: caller.owner,
                     channel: caller.channel,
                     command: request.command,
-                    spool: "",
                     startedAt: yield* Clock.currentTimeMillis,
                     emittedBytes: 0,
-                    spooledBytes: 0,
                     host: granted.host,
                     scopeHash
                   } satisfies RemoteManifest)

@@ -8,17 +8,14 @@
  *
  * @since 0.1.0
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import { Cursor, Process, Secrets } from "@spillway/core"
-import { SqlProcessManifests } from "@spillway/node"
+import { Access, Cursor, Errors, Process, Secrets } from "@spillway/core"
+import { NodeBodies, NodeChild } from "@spillway/node"
 import { Effect, Either, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -29,7 +26,7 @@ import * as Lease from "./Lease.js"
 
 /** Where a host keeps its identity, spools and records, and whom it trusts. */
 export interface Options extends Process.Options {
-  /** The host's private directory: `identity` (0600), `jobs.sqlite`, `cursor.key` and the spools. */
+  /** The host's private directory: `identity` (0600), `cursor.key`, and the spools with their manifests in `spools`. */
   readonly directory: string
   /** The credentials file. */
   readonly credentials: string
@@ -58,7 +55,7 @@ export const handlers = (options: Options) =>
   HostRpcs.toLayer(Effect.gen(function*() {
     const directory = Path.resolve(options.directory)
     const identity = yield* HostIdentity.loadOrCreate(Path.join(directory, "identity"))
-    const manager = yield* Process.make({ ...options, directory: Path.join(directory, "spools") })
+    const manager = yield* Process.make(options)
     const check = (token: string) =>
       Either.match(Lease.verify(identity.secret, identity.hash, readCredentials(options.credentials), token), {
         onLeft: (e) => Effect.fail(hostError(e)),
@@ -68,13 +65,13 @@ export const handlers = (options: Options) =>
       Effect.flatMap(check(token), (caller) => Effect.mapError(f(caller), hostError))
     /** Like `run`, for a job the controller names by pid and, when it knows it, generation. */
     const onJob = <A, E>(token: string, pid: number, generation: string | undefined, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
-      run(token, (caller): Effect.Effect<A, E | Process.StaleCursor> =>
+      run(token, (caller): Effect.Effect<A, E | Errors.InvalidRequest> =>
         generation === undefined
           ? f(caller)
-          : Effect.flatMap(manager.list(caller), (jobs): Effect.Effect<A, E | Process.StaleCursor> =>
+          : Effect.flatMap(manager.list(caller), (jobs): Effect.Effect<A, E | Errors.InvalidRequest> =>
             jobs.some((j) => j.pid === pid && j.generation === generation)
               ? f(caller)
-              : Effect.fail(new Process.StaleCursor({ pid }))))
+              : Effect.fail(new Errors.InvalidRequest({ argument: "generation", reason: `this call does not belong to the current job ${pid} (an earlier job with that pid, or one whose output is gone)` }))))
     return {
       Lease: ({ channel, credential, owner }) =>
         Effect.suspend(() => {
@@ -107,7 +104,7 @@ export const handlers = (options: Options) =>
         onJob(lease, pid, generation, (caller) =>
           Effect.flatMap(manager.list(caller), (jobs) => {
             const job = jobs.find((j) => j.pid === pid)
-            return job === undefined ? Effect.fail(new Process.JobNotFound({ pid })) : Effect.succeed(job)
+            return job === undefined ? Effect.fail(new Errors.NotFound({ resource: "job", id: String(pid) })) : Effect.succeed(job)
           })),
       Delete: ({ generation, lease, pid }) => onJob(lease, pid, generation, (caller) => manager.remove(caller, pid))
     }
@@ -118,12 +115,12 @@ const services = (options: Options) => {
   const directory = Path.resolve(options.directory)
   Fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
   return Layer.mergeAll(
-    Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer)),
-    SqlProcessManifests.layerSqlite({ filename: Path.join(directory, "jobs.sqlite") }),
+    NodeChild.layer(),
+    NodeBodies.layerWithout({ directory: Path.join(directory, "spools") }),
     Secrets.layerFromEnv,
     Cursor.layerKey(new Uint8Array(Fs.readFileSync(ensureKey(Path.join(directory, "cursor.key"))))),
-    Process.allowOwners
-  )
+    Access.allowOwners
+  ).pipe(Layer.provideMerge(Layer.merge(Secrets.layerFromEnv, Access.allowOwners)))
 }
 
 const ensureKey = (file: string) => {

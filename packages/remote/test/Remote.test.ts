@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { RetentionQuota } from "@spillway/core"
-import { Controller, HostIdentity, Lease } from "@spillway/remote"
+import { Retention } from "@spillway/core"
+import { Controller, HostIdentity, Lease, RemoteRecords } from "@spillway/remote"
 import { Clock, Effect, Exit, Layer, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -50,7 +50,7 @@ describe("a host over stdio", () => {
       expect(next).toMatchObject({ content: "from the host\nbye\n", truncated: false })
       expect(yield* leased.status(job.pid)).toMatchObject({ pid: job.pid, status: "exited", exit_code: 0 })
       // the spool is on the host, in its own directory, and expiry deletes it there
-      const spools = () => Fs.readdirSync(Path.join(files.directory, "spools")).filter((f) => f.endsWith(".spool"))
+      const spools = () => Fs.readdirSync(Path.join(files.directory, "spools")).filter((f) => f.startsWith("job-"))
       expect(spools().length).toBe(1)
       expect(yield* leased.expire(job.pid)).toEqual({ pid: job.pid, deleted: true })
       expect(spools()).toEqual([])
@@ -100,23 +100,25 @@ describe("a host over stdio", () => {
   it.scopedLive("reserves the 4 MiB allowance before dispatch, and a refused start gives it back", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a": "team-a" })
-      const quota = RetentionQuota.make(6 * 1024 * 1024)
+      const quota = Retention.make({ spool: { bytes: 6 * 1024 * 1024 } })
       const context = yield* Layer.build(
-        overStdio(files).pipe(Layer.provide(Layer.succeed(RetentionQuota.RetentionQuota, quota)))
+        overStdio(files).pipe(Layer.provide(Layer.succeed(Retention.Retention, quota)))
       )
       const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
       // a start the host refuses (no such directory) releases its reservation
       expect((yield* Effect.flip(leased.start({ command: "true", cwd: "/no/such/dir" })))._tag).toBe("HostError")
-      expect(quota.usage().reserved).toBe(0)
+      expect(quota.usage("spool").reserved).toBe(0)
       const job = yield* leased.start({ command: "sleep 0.1" })
-      expect(quota.usage().reserved).toBe(4 * 1024 * 1024)
+      expect(quota.usage("spool").reserved).toBe(4 * 1024 * 1024)
       // local capture cannot take the reserved room, and a second start is refused before dispatch
-      expect(quota.take(3 * 1024 * 1024)).toBe(2 * 1024 * 1024)
+      const local = yield* quota.reserve("spool", 0)
+      expect(local.grow(3 * 1024 * 1024)).toBe(2 * 1024 * 1024)
       const refused = yield* Effect.flip(leased.start({ command: "echo never runs" }))
-      expect(refused._tag).toBe("QuotaExhausted")
+      expect(refused._tag).toBe("QuotaExceeded")
+      yield* local.release
       yield* leased.wait(job.pid, 10_000)
       yield* leased.expire(job.pid)
-      expect(quota.usage().reserved).toBe(0)
+      expect(quota.usage("spool").reserved).toBe(0)
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 })
@@ -131,7 +133,8 @@ describe("a host over TCP", () => {
       )
       const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "printf 'over tcp\\n'" })
-      expect(((yield* leased.wait(job.pid, 10_000)) as View).output).toBe("over tcp\n")
+      const tcpView = (yield* leased.wait(job.pid, 10_000)) as View
+      expect(tcpView.output).toBe("over tcp\n")
       // the host goes away: at expiry access ends here, and the result says deletion was not confirmed
       host.kill("SIGKILL")
       yield* Effect.async<void>((resume) => void host.once("exit", () => resume(Effect.void)))
@@ -164,7 +167,7 @@ function tcpHostProcess(files: { readonly directory: string; readonly credential
 }
 
 /** A controller over TCP whose records live at `manifests`. */
-const controller = (port: number, manifests: Layer.Layer<Controller.RemoteManifests, unknown>) =>
+const controller = (port: number, manifests: Layer.Layer<RemoteRecords.RemoteRecords, unknown>) =>
   Controller.layer().pipe(
     Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })),
     Layer.provide(Layer.orDie(manifests))

@@ -12,8 +12,8 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
-import { NodeBodies, NodeChild, NodeEvidence, NodeProcess, NodeScratchStore } from "@spillway/node"
+import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
+import { NodeBodies, NodeChild, NodeEvidence, NodeScratchStore } from "@spillway/node"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
@@ -43,13 +43,17 @@ const DAY = 24 * 60 * 60 * 1000
 const pieces = (options: Options) => {
   const directory = NodeBodies.directoryOf(options)
   // one body store for every profile the server serves, so every view reads the same bodies through the same checks
-  const bodies = NodeBodies.layer({ directory, pools: { spill: { ttlMillis: DAY } } })
+  const bodies = NodeBodies.layerWithout({ directory, pools: { spill: { ttlMillis: DAY } } }).pipe(
+    Layer.provideMerge(Layer.mergeAll(Secrets.layerFromEnv, Access.allowOwners)),
+    Layer.provideMerge(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory }))),
+    Layer.orDie
+  )
   return {
     directory,
     // pages stay well inside the 64 KiB model ceiling; longer selections go on with next_offset
     spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
     bodies,
-    processes: NodeProcess.layer({ directory: Path.join(directory, ".processes") }),
+    processes: Process.layer().pipe(Layer.provide(NodeChild.layer())),
     shared: Layer.mergeAll(
       Handlers.layerCaller(options.caller ?? callerFromEnv()),
       ToolOutput.layer().pipe(
@@ -70,7 +74,6 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
       NodeEvidence.layerWithout(),
       Process.readOnly(p.processes)
     )),
-    Layer.provide(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory: p.directory }))),
     Layer.provide(p.bodies)
   )
 }
@@ -86,7 +89,6 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
       p.processes,
       NodeChild.layer()
     )),
-    Layer.provide(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory: p.directory }))),
     Layer.provide(p.bodies)
   )
 }

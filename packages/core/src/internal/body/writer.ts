@@ -27,6 +27,8 @@ export interface Spec {
   readonly cut: Cut
   readonly visible: boolean
   readonly failure: "abandon" | "keep-prefix"
+  /** Keep what was written when the scope closes before `seal` (a spool whose manager stops), instead of removing it. */
+  readonly keepOnClose: boolean
   readonly reserve: number
   readonly deferBytes: number
   readonly checkpointEvery: number
@@ -34,6 +36,7 @@ export interface Spec {
   readonly watch: Secrets.Watch | undefined
   readonly masked: boolean
   readonly onMasked: ((bytes: Uint8Array, offset: number) => void) | undefined
+  readonly onWritten: (() => void) | undefined
   readonly admit: ((name: string) => Effect.Effect<void, string>) | undefined
 }
 
@@ -101,7 +104,9 @@ const QUEUE_PARTS = 64
 /** @internal */
 export const make = (spec: Spec, services: Services): Effect.Effect<Writer, StoreFailed, Scope.Scope> =>
   Effect.gen(function*() {
-    const scope = yield* Effect.scope
+    // The store's sink and the writing fiber live in a scope of the writer's own, which its finalizer
+    // closes last: whatever the scope it is made in closes first, a body is kept or removed on purpose.
+    const scope = yield* Scope.make()
     const stream = spec.masked ? undefined : services.masker.stream(spec.watch)
     const lines = LineIndex.builder(spec.lineEvery)
     const codePoints = CodePoints.counter(spec.checkpointEvery)
@@ -180,6 +185,7 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
               const joined = lastBytes.length + bytes.length <= 3 ? concat([lastBytes, bytes]) : bytes
               lastBytes = Uint8Array.from(joined.subarray(Math.max(0, joined.length - 3)))
             }
+            spec.onWritten?.()
           }
           if (stop !== -1) return
         }
@@ -320,7 +326,8 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
         if (!ended) yield* end
         if (sink === undefined) yield* materialize
         yield* flush
-        if (!ioFailed && sink !== undefined && (failure === undefined || spec.failure === "keep-prefix")) {
+        // a kept prefix is published even after a failed write: it is whole up to where the writes stopped
+        if (sink !== undefined && (spec.failure === "keep-prefix" || (!ioFailed && failure === undefined))) {
           const committed = yield* Effect.either(sink.commit)
           if (committed._tag === "Left") fail(committed.left, `publishing the body failed (${committed.left.reason})`)
         }
@@ -343,7 +350,21 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
         return manifest
       })
 
-    yield* Effect.addFinalizer(() => (sealed ? Effect.void : Effect.zipRight(Effect.sync(() => void (sealed = true)), drop)))
+    /** Leaves a visible body as far as it got, its manifest still "writing", for a later `recover`. */
+    const keepAsIs = Effect.gen(function*() {
+      yield* flush.pipe(Effect.timeout("5 seconds"), Effect.ignore)
+      if (sink !== undefined && !ioFailed) yield* Effect.ignore(sink.commit)
+      if (inserted) yield* Effect.ignore(services.update(manifestOf("writing", { noExpiry: true })))
+      services.reservation.settle(writtenBytes)
+      if (sinkScope !== undefined) yield* Scope.close(sinkScope, Exit.void)
+    })
+
+    yield* Effect.addFinalizer(() => {
+      const close = Scope.close(scope, Exit.void)
+      if (sealed) return close
+      sealed = true
+      return Effect.zipRight(spec.keepOnClose && sink !== undefined ? keepAsIs : drop, close)
+    })
 
     if (deferred === undefined) yield* materialize
 
