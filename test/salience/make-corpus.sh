@@ -862,6 +862,34 @@ printf 'SUBDIRS = tools reports daemons\n\nall: $(SUBDIRS)\n\n$(SUBDIRS):\n\t$(M
 capture link-fail make "make -k -j1"
 
 ###########################################################################
+# make: the same tree, where one Makefile names a source that is not there.
+###########################################################################
+scenario make-no-rule
+make_c_tree 0
+sed -i 's/^OBJS = alloc.o/OBJS = allocator.o alloc.o/' libparse/Makefile
+capture make-no-rule make "make -k -j1"
+
+###########################################################################
+# CMake configure: 40 subdirectories; one links a target that does not exist.
+###########################################################################
+scenario cmake-config-fail
+for lib in core io parse net fmt http json xml; do
+  mkdir -p "$lib"
+  {
+    echo "cmake_minimum_required(VERSION 3.20)"
+    echo "project($lib C)"
+  } > "$lib/CMakeLists.txt"
+  for m in alloc arena buffer checksum clock config crc32 dict hash list; do
+    mkdir -p "$lib/$m"
+    printf 'int %s_%s(void) { return 0; }\n' "$lib" "$m" > "$lib/$m/$m.c"
+    printf 'add_library(%s_%s STATIC %s.c)\nmessage(STATUS "%s/%s: 1 source, static library, position independent code off")\n' "$lib" "$m" "$m" "$lib" "$m" > "$lib/$m/CMakeLists.txt"
+    echo "add_subdirectory($m)" >> "$lib/CMakeLists.txt"
+  done
+done
+printf 'add_library(net_clock STATIC clock.c)\ntarget_link_libraries(net_clok PRIVATE net_alloc)\nmessage(STATUS "net/clock: 1 source, static")\n' > net/clock/CMakeLists.txt
+capture cmake-config-fail cmake "status=0; for p in core io parse net fmt http json xml; do echo \"== \$p\"; cmake -S \$p -B build/\$p -G Ninja || status=1; done; exit \$status"
+
+###########################################################################
 # CMake + Ninja: 60 static libraries, one with a compile error; ninja -k 0
 # goes on with the others.
 ###########################################################################
@@ -1021,6 +1049,12 @@ printf 'packages:\n  - "packages/*"\n' > pnpm-workspace.yaml
 make_js_workspace emails
 capture pnpm-fail pnpm "$PNPM -r --workspace-concurrency=1 --no-bail run build"
 
+scenario pnpm-parallel-fail
+printf '{ "name": "acme", "private": true }\n' > package.json
+printf 'packages:\n  - "packages/*"\n' > pnpm-workspace.yaml
+make_js_workspace emails
+capture pnpm-parallel-fail pnpm "$PNPM -r --workspace-concurrency=2 --no-bail --reporter=append-only run build"
+
 scenario yarn-fail
 printf '{ "name": "acme", "private": true, "workspaces": ["packages/*"] }\n' > package.json
 make_js_workspace emails
@@ -1047,6 +1081,10 @@ for p in api billing web; do
         if [ "$p" = billing ] && [ "$f" = ledger ] && [ $j = 5 ]; then
           echo "  test('converts the balance to the ledger currency', () => {"
           echo "    expect(convert(1250, 'GBP')).toBe(1100)"
+          echo "  })"
+        elif [ "$p" = billing ] && [ "$f" = tax ] && [ $j = 3 ]; then
+          echo "  test('converts cents to euros', () => {"
+          echo "    expect(convert(3, 'EUR')).toBe(3.3)"
           echo "  })"
         else
           echo "  test('$name', () => {"
@@ -1237,6 +1275,14 @@ func TestParse(t *testing.T) {
 	}
 }
 EOF
+cat >> orders/orders.go <<'EOF'
+
+// Describe names an order for the logs.
+func Describe(id string) string {
+	return fmt.Sprintf("order %d", id)
+}
+EOF
+sed -i 's/^package orders$/package orders\n\nimport "fmt"/' orders/orders.go
 capture go-test-fail go "env $GO_ENV go test -v -count=1 ./..."
 
 scenario go-build-fail
@@ -1556,6 +1602,48 @@ make_quoting_repo
 capture cat-clean cat "for f in src/*.js lib/*.py tests/* native/*.c docs/*.md; do echo \"==> \$f <==\"; cat \"\$f\"; done"
 
 ###########################################################################
+# Written after the first evaluation of the held-out logs, and held out in
+# turn: a make recipe whose script explains itself in plain words, tsc with
+# --pretty, and two more clean logs (a plain unified diff, a grep with context).
+###########################################################################
+scenario make-script-fail
+make_c_tree 0
+mkdir -p scripts
+cat > scripts/check-headers.sh <<'EOF'
+#!/bin/sh
+for f in "$@"; do
+  if ! grep -q "SPDX-License-Identifier" "$f"; then
+    echo "check-headers: $f has no SPDX-License-Identifier line"
+    exit 1
+  fi
+  echo "check-headers: $f ok"
+done
+EOF
+chmod +x scripts/check-headers.sh
+for lib in libcore libio libparse libnet libfmt; do
+  for f in "$lib"/*.c; do sed -i '1i /* SPDX-License-Identifier: MIT */' "$f"; done
+  printf '\ncheck:\n\t../scripts/check-headers.sh *.c\n\n.PHONY: check\n' >> "$lib/Makefile"
+done
+sed -i '1d' libnet/pool.c
+printf '\ncheck: $(SUBDIRS:%%=check-%%)\n\ncheck-%%:\n\t$(MAKE) -C $* check\n' >> Makefile
+capture make-script-fail make "make -k -j1 check all"
+
+scenario tsc-pretty-fail
+make_ts_workspace 1
+capture tsc-pretty-fail tsc "$TSC -b --verbose --pretty"
+
+scenario diff-clean
+make_quoting_repo
+git checkout -q HEAD~40 -- src lib tests 2>/dev/null
+mkdir -p ../diff-clean-old && cp -r src lib tests native docs ../diff-clean-old/
+git checkout -q HEAD -- src lib tests
+capture diff-clean diff "diff -ru ../diff-clean-old . -x .git; test \$? -le 1"
+
+scenario grep-context-clean
+make_quoting_repo
+capture grep-context-clean grep "grep -rn -C2 -E 'error|FAIL|fatal' --exclude-dir=.git src lib tests native docs"
+
+###########################################################################
 # JSON beside each log, cases.json, and the table.
 ###########################################################################
 cat > "$SCRATCH/finish.mjs" <<'EOF'
@@ -1575,6 +1663,8 @@ const EXPLAINS = {
   'vitest-ok': null,
   'make-gcc-fail': [/^heap\.c:\d+:\d+: error: /],
   'make-gcc-ok': null,
+  'make-no-rule': [/No rule to make target 'allocator\.o'/],
+  'cmake-config-fail': [/^CMake Error at clock\/CMakeLists\.txt:\d+ \(target_link_libraries\):$/, /^ +Cannot specify link libraries for target "net_clok"/],
   'python-fail': [/^ERROR:ingest:/, /^ValueError: /, /^IngestError: /],
   'python-ok': null,
   'rust-panic': [/^thread 'worker-2' (\(\d+\) )?panicked at /, /^range end index \d+ out of range/],
@@ -1598,12 +1688,13 @@ const EXPLAINS = {
   'node-unhandled': [/quota exceeded for tenant 27/],
   'pnpm-fail': [/template invoice\.html not found/],
   'yarn-fail': [/template invoice\.html not found/],
-  'jest-fail': [/TypeError: Cannot read properties of undefined \(reading 'rate'\)/],
+  'pnpm-parallel-fail': [/template invoice\.html not found/],
+  'jest-fail': [/TypeError: Cannot read properties of undefined \(reading 'rate'\)/, /expect\(received\)\.toBe\(expected\)/, /^ +Received: 3\.3000000000000003$/],
   'mocha-fail': [/AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:/, /^\s*1240 !== 1250$/],
   'pytest-fail': [/^E\s+assert /],
   'pytest-ok': null,
   'unittest-fail': [/^AssertionError: /],
-  'go-test-fail': [/money_test\.go:\d+: Parse\("1,234\.56"\) = /],
+  'go-test-fail': [/money_test\.go:\d+: Parse\("1,234\.56"\) = /, /orders\.go:\d+:\d+: fmt\.Sprintf format %d has arg id of wrong type string/],
   'go-build-fail': [/money\.go:\d+:\d+: cannot use s/],
   'javac-fail': [/Ledger\.java:\d+: error: cannot find symbol/],
   'cargo-build-fail': [/^error\[E\d+\]: /],
@@ -1615,15 +1706,164 @@ const EXPLAINS = {
   'git-log-p-clean': null,
   'grep-clean': null,
   'cat-clean': null,
+  'make-script-fail': [/^check-headers: pool\.c has no SPDX-License-Identifier line$/],
+  'tsc-pretty-fail': [/balance\.ts.*error.*TS2322/],
+  'diff-clean': null,
+  'grep-context-clean': null,
 }
 
 // Logs kept out of tuning: the rules were written without looking at them,
 // and the tests report them apart.
-const HELD_OUT = new Set(['eslint-compact-fail', 'node-unhandled', 'yarn-fail', 'mocha-fail', 'unittest-fail', 'go-build-fail',
-  'cargo-build-fail', 'sh-hooks-fail', 'git-push-rejected', 'python-oom', 'cat-clean'])
+// node-unhandled, cat-clean and tsc-pretty-fail were held out at first, and
+// tuned after their first evaluation (two missed, one false claim).
+const HELD_OUT = new Set(['eslint-compact-fail', 'yarn-fail', 'mocha-fail', 'unittest-fail', 'go-build-fail',
+  'cargo-build-fail', 'sh-hooks-fail', 'git-push-rejected', 'python-oom',
+  'make-script-fail', 'diff-clean', 'grep-context-clean'])
 
 // cases.json: [log, regex] pairs; each picks the first matching line of that log.
 const CASES = {
+  linker: {
+    salient: [
+      ['link-fail', /undefined reference to `ledger_total'/],
+      ['link-fail', /^collect2: error: ld returned 1 exit status$/],
+    ],
+    quiet: [
+      ['link-fail', /^\/usr\/bin\/ld: reports_heap\.o: in function/],
+      ['link-fail', /^gcc -o reports_error_handling /],
+      ['link-fail', /^gcc -Wall -O2 -c -o reports_error_handling\.o /],
+    ],
+  },
+  cmake: {
+    salient: [
+      ['cmake-config-fail', /^CMake Error at /],
+      ['cmake-ninja-fail', /^FAILED: /],
+      ['cmake-ninja-fail', /^ninja: build stopped/],
+      ['cmake-ninja-fail', /dict\.c:\d+:\d+: error: /],
+    ],
+    quiet: [
+      ['cmake-config-fail', /^-- Configuring incomplete, errors occurred!$/],
+      ['cmake-config-fail', /^ +Cannot specify link libraries/],
+      ['cmake-ninja-fail', /^\[\d+\/\d+\] Building C object CMakeFiles\/parse_dict\.dir/],
+      ['cmake-ninja-fail', /dict\.c: In function/],
+    ],
+  },
+  eslint: {
+    salient: [
+      ['eslint-stylish-fail', /^ +\d+:\d+ +error +'clean' is not defined/],
+      ['eslint-stylish-fail', /^✖ \d+ problems \(1 error/],
+    ],
+    quiet: [
+      ['eslint-ok', /^✖ \d+ problems \(0 errors/],
+      ['eslint-stylish-fail', /^ +\d+:\d+ +warning +'errorCount' is assigned/],
+      ['eslint-stylish-fail', /^ +0 errors and \d+ warnings potentially fixable/],
+      ['eslint-stylish-fail', /^\/home\/dev\/project\/src\/error-handling\.js$/],
+    ],
+  },
+  prettier: {
+    salient: [
+      ['prettier-fail', /^\[warn\] Code style issues/],
+    ],
+    quiet: [
+      ['prettier-fail', /^\[warn\] packages\/emails\/src\/view\.js$/],
+      ['prettier-fail', /^Checking formatting\.\.\.$/],
+      ['prettier-fail', /^All matched files use Prettier code style!$/],
+      ['prettier-fail', /packages\/errors\/src\/errors\.js$/],
+    ],
+  },
+  go: {
+    salient: [
+      ['go-test-fail', /^--- FAIL: TestParse /],
+      ['go-test-fail', /orders\.go:\d+:\d+: fmt\.Sprintf format/],
+    ],
+    quiet: [
+      ['go-test-fail', /^ +money_test\.go:\d+: Parse/],
+      ['go-test-fail', /^--- PASS: Test/],
+      ['go-test-fail', /^# example\.com\/shop\/orders$/],
+      ['go-test-fail', /^=== RUN +TestParse$/],
+    ],
+  },
+  jest: {
+    salient: [
+      ['jest-fail', /^ +● billing ledger › converts/],
+      ['jest-fail', /^ +expect\(received\)\.toBe\(expected\)/],
+      ['jest-fail', /^ +TypeError: Cannot read properties/],
+      ['jest-fail', /^FAIL src\/__tests__\/ledger\.test\.js$/],
+      ['jest-fail', /^ +✕ converts the balance/],
+    ],
+    quiet: [
+      ['jest-fail', /^ +✓ throws a TypeError for non-string input/],
+      ['jest-fail', /^PASS src\/__tests__\/refunds\.test\.js$/],
+      ['jest-fail', /^ +Expected: 3\.3$/],
+      ['jest-fail', /^ +at rate \(/],
+    ],
+  },
+  pytest: {
+    salient: [
+      ['pytest-fail', /^E +assert /],
+      ['pytest-fail', /^FAILED money\/tests\//],
+      ['pytest-fail', /::test_parses_thousands_separator FAILED/],
+    ],
+    quiet: [
+      ['pytest-ok', /test_accepts_log_level\[error\] PASSED/],
+      ['pytest-ok', /test_accepts_log_level\[fatal\] PASSED/],
+      ['pytest-ok', /test_parses_flag\[no-errors\] PASSED/],
+      ['pytest-fail', /^money\/tests\/test_money\.py:\d+: AssertionError$/],
+    ],
+  },
+  node: {
+    salient: [
+      ['node-heap', /^FATAL ERROR: /],
+      ['node-unhandled', /^UnhandledPromiseRejection: /],
+    ],
+    quiet: [
+      ['node-heap', /^<--- Last few GCs --->$/],
+      ['node-heap', /^ 1: 0x[0-9a-f]+ node::OOMErrorHandler/],
+      ['node-unhandled', /^ +code: 'ERR_UNHANDLED_REJECTION'$/],
+    ],
+  },
+  pnpm: {
+    salient: [
+      ['pnpm-parallel-fail', /^packages\/emails build: Failed$/],
+      ['pnpm-fail', /^\s+ERROR\s+@acme\/emails@1\.4\.0 build: /],
+    ],
+    quiet: [
+      ['pnpm-parallel-fail', /^packages\/emails build: template invoice\.html not found/],
+      ['pnpm-parallel-fail', /^packages\/web build: Done$/],
+      ['pnpm-fail', /^> @acme\/errors@1\.4\.0 build /],
+      ['pnpm-fail', /^built 8 files \(0 errors\)$/],
+    ],
+  },
+  shell: {
+    salient: [
+      ['sh-setx-fail', /^cp: cannot stat /],
+    ],
+    quiet: [
+      ['sh-setx-fail', /^\+ cp build\/assets\/logo\.svg dist\/assets\/$/],
+      ['sh-setx-fail', /^copied build\/pages\/page-9\.html$/],
+    ],
+  },
+  git: {
+    salient: [
+      ['git-conflict', /^CONFLICT \(content\): /],
+      ['git-conflict', /^error: could not apply /],
+    ],
+    quiet: [
+      ['git-conflict', /^hint: Resolve all conflicts manually/],
+      ['git-conflict', /^Could not apply /],
+      ['git-conflict', /both modified: +lib\/runner\.js$/],
+    ],
+  },
+  quoting: {
+    salient: [
+      ['make-gcc-fail', /^heap\.c:\d+:\d+: error: /],
+    ],
+    quiet: [
+      ['grep-clean', /^\.\/src\/config\.js:\d+: +console\.error/],
+      ['grep-clean', /^\.\/docs\/troubleshooting\.md:\d+:src\/ledger\.c:14:10: error:/],
+      ['grep-clean', /^\.\/docs\/troubleshooting\.md:\d+:fatal: not a git repository/],
+      ['grep-clean', /^\.\/lib\/parse\.py:\d+: +raise ValueError\("empty amount"\)$/],
+    ],
+  },
   compiler: {
     salient: [
       ['tsc-fail', /error TS2322: /],
@@ -1728,6 +1968,7 @@ const CASES = {
       ['make-gcc-fail', /^make: \*\*\* \[Makefile:\d+: libparse\] Error 2$/],
       ['make-gcc-fail', /^make\[1\]: Target 'all' not remade because of errors\.$/],
       ['make-gcc-fail', /^make: Target 'all' not remade because of errors\.$/],
+      ['make-no-rule', /No rule to make target 'allocator\.o'/],
     ],
     quiet: [
       ['make-gcc-ok', /^make\[1\]: Nothing to be done for 'all'\.$/],

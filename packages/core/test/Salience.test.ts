@@ -65,7 +65,7 @@ describe("Salience.tracker", () => {
       fc.constant("all good"),
       fc.constant("0 errors"),
       fc.constant("token=hunter2-hunter2-hunter2"),
-      fc.constant("x".repeat(300) + " error: late in a long line")
+      fc.constant("x".repeat(300) + ": error: late in a long line")
     ), { maxLength: 30 }),
     fc.array(fc.nat(), { maxLength: 6 })
   ], ([lines, cuts]) => {
