@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Salience, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { NodeSpillStore } from "@spillway/node"
 import { Effect, Layer } from "effect"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -59,7 +60,9 @@ const seen = (entry: Entry, log: string, text: string) => {
   const lines = log.split("\n")
   return entry.explains.filter((line) => {
     const at = lines.indexOf(line) + 1
-    const start = [...line].slice(0, 150).join("")
+    // the section shows lines without terminal colour codes
+    // eslint-disable-next-line no-control-regex
+    const start = [...line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "")].slice(0, 100).join("")
     return at > 0 && text.includes(`\n${at}: ${start}`)
   })
 }
@@ -138,6 +141,30 @@ describe("the corpus of real logs", () => {
       expect(t.sections).toBe(0)
       expect(t.claimed).toBe(0)
     }
+  })
+})
+
+describe("this repository's own history", () => {
+  // `git log -p` quotes code and tests full of errors, failures and
+  // tracebacks; all of it is in diff hunks or commit messages.
+  const history = (() => {
+    try {
+      return ChildProcess.execFileSync("git", ["log", "-p", "-n", "400"], {
+        cwd: here,
+        encoding: "utf8",
+        maxBuffer: 256 * 1024 * 1024,
+        stdio: ["ignore", "pipe", "ignore"]
+      })
+    } catch {
+      return ""
+    }
+  })()
+
+  it.skipIf(history.split("\n").length < 2000)("git log -p: no section, and the head and tail keep the preview", async () => {
+    const kept = await keep(history, 0, layer)
+    expect(kept.text).not.toContain(SECTION)
+    const shown = kept.shown.reduce((n, r) => n + r.to - r.from + 1, 0)
+    expect(shown).toBeGreaterThanOrEqual(20)
   })
 })
 

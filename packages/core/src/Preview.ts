@@ -145,9 +145,12 @@ export const make = (input: PreviewInput): Preview => {
     const find = salient.total > 0 && input.saved !== undefined && salient.grep !== undefined
       ? `Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
       : ""
+    const lines_ = (n: number) => `${n} ${n === 1 ? "line" : "lines"}`
     const title = (matches: number, around: number, withFind: boolean) =>
-      `[Lines that report errors or failures${failed ? "" : ", though the command exited 0"}: ${matches} of ${salient.total}` +
-      (around > 0 ? `, and ${around} ${around === 1 ? "line" : "lines"} around them` : "") +
+      (matches > 0
+        ? `[Lines that report errors or failures${failed ? "" : ", though the command exited 0"}: ${matches} of ${salient.total}` +
+          (around > 0 ? `, and ${lines_(around)} around them` : "")
+        : `[Lines that explain the ${lines_(salient.total)} reporting errors or failures${failed ? "" : " (the command exited 0)"}: ${around}`) +
       (withFind && find !== "" ? `. ${find}` : "") + "]"
     // the search hint is offered only when it takes no more than a third of the share
     const withFind = cp(find) <= limit / 3
@@ -156,7 +159,7 @@ export const make = (input: PreviewInput): Preview => {
     let matches = 0
     let around = 0
     const rowOf = (l: Salience.SalientLine) =>
-      `${l.line}: ${cp(l.text) > SALIENT_CHARS ? Utf8.takeCodePoints(l.text, SALIENT_CHARS - 1) + "…" : l.text}`
+      `${l.line}: ${Salience.cutMiddle(l.text, SALIENT_CHARS)}`
     for (const l of Salience.ranked({ lines, total: salient.total, rules: [] })) {
       const isMatch = l.role !== "context"
       const c = cost(rowOf(l))

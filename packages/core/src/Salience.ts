@@ -83,7 +83,7 @@ export interface SalienceRule {
 export interface SalientLine {
   /** 1-indexed line number in the whole output. */
   readonly line: number
-  /** The line, cut to the tracker's `maxChars` when longer. */
+  /** The line without terminal colour codes, cut in the middle to the tracker's `maxChars` when longer. */
   readonly text: string
   readonly cut: boolean
   readonly rule: string
@@ -120,11 +120,14 @@ const STACK_FRAME = /^\s+at \S|^\s+❯ \S/
 const CODE_FRAME = /^\s*\d*\s+\|(?:\s|$)|^\s*[\^~]+\s*$/
 
 // What reports point back to when nothing more precise is known: the last
-// lines before them that are not blank, not a code frame, and not another report.
-const lastWords = (skip?: RegExp): SalienceContext => ({
+// lines before them that are not blank, a code frame, a warning or a note.
+// (A walk back from a report also ends at a line that is salient itself.)
+const QUIET_WORDS = /(?:^|: )(?:warning|note)(?::|\[)/
+const lastWords = (skip?: RegExp, stop?: RegExp): SalienceContext => ({
   take: 2,
   within: 8,
-  skip: skip === undefined ? CODE_FRAME : new RegExp(`${CODE_FRAME.source}|${skip.source}`)
+  skip: new RegExp(`${CODE_FRAME.source}|${QUIET_WORDS.source}${skip === undefined ? "" : `|${skip.source}`}`),
+  ...(stop === undefined ? {} : { match: new RegExp(`^(?!${stop.source})`) })
 })
 
 /** The built-in rules for the failure shapes of common tools. */
@@ -175,10 +178,18 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     id: "make-error",
     family: "make",
     role: "reports",
-    description: "make's `make: *** [target] Error 1` and `not remade because of errors`, pointing back to the recipe's last words",
-    anchors: ["***", "not remade"],
-    pattern: /^g?make(?:\[\d+\])?: \*\*\* |not remade because of errors/,
-    before: lastWords(/^g?make(?:\[\d+\])?: |: note: |^collect2: /)
+    description: "make's `make: *** [target] Error 1`, pointing back to the recipe's last words (not past make's own lines)",
+    anchors: ["***"],
+    pattern: /^g?make(?:\[\d+\])?: \*\*\* /,
+    before: lastWords(undefined, /g?make(?:\[\d+\])?: /)
+  },
+  {
+    id: "make-not-remade",
+    family: "make",
+    role: "reports",
+    description: "make -k's `Target 'all' not remade because of errors`",
+    anchors: ["not remade"],
+    pattern: /^g?make(?:\[\d+\])?: Target .* not remade because of errors/
   },
   {
     id: "cmake-error",
@@ -293,7 +304,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     family: "tests",
     description: "an assertion failure, with the values under it (`1240 !== 1250`, `left: 1`)",
     anchors: ["Assertion", "assertion", "expected"],
-    pattern: /^\s*(?:Uncaught )?AssertionError\b(?: \[\w+\])?:|\b[Aa]ssertion (?:failed|error)\b|\b[Aa]ssertion [`'].*[`'] failed|^\s*(?:→ |Error: )?expected .+ to (?:be|equal|deeply equal|strictly equal|have|include|match|contain|throw)\b/,
+    pattern: /^\s*(?:Uncaught )?AssertionError\b(?: \[\w+\])?:|^(?:[^\s:]+: )+(?:[^\s:]+:\d+: )?(?:[^:]*: )?Assertion [`'].*[`'] failed|^\s*assertion [`'].*[`'] failed|^(?:[^\s:]+: )*[Aa]ssertion (?:failed|error)\b|^\s*(?:→ |Error: )?expected .+ to (?:be|equal|deeply equal|strictly equal|have|include|match|contain|throw)\b/,
     unless: PASSING,
     after: { take: 2, within: 3, match: /\S\s*!==?\s*\S|\S\s+==\s+\S|^\s*(?:left|right|expected|actual)\s*:/ }
   },
@@ -330,7 +341,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     description: "a Rust panic (`thread 'main' panicked at`) with its message, or a Go `panic:`",
     anchors: ["panicked at", "panic: "],
     pattern: /thread '[^']*'(?: \(\d+\))? panicked at|^panic: /,
-    after: { take: 3, within: 3, match: /^[^\s]|^\s+(?:left|right):/, last: /^note: / }
+    after: { take: 3, within: 3, match: /^(?!note: )\S|^\s+(?:left|right):/ }
   },
   // --- Go ------------------------------------------------------------------
   {
@@ -441,6 +452,9 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
 // ---------------------------------------------------------------------------
 // Lines that quote rather than report.
 
+// git log's commit header, whose message lines (indented by four spaces) quote.
+const AUTHOR = /^Author: .*<.*>$/
+const DIFF_GIT = /^diff --git /
 const HUNK = /^@@@? -\d+(?:,(\d+))? (?:-\d+(?:,(\d+))? )?\+\d+(?:,(\d+))? @@/
 const FENCE = /^ {0,3}(?:```|~~~)/
 // How long a fence that never closes goes on quoting.
@@ -466,6 +480,16 @@ const PREFIX = /^[@\w.-]+\/[\w./-]+ [\w:-]+: /
 // Terminal colours and styles (`\x1b[91m`), which forced-colour output puts around words.
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
 
+/**
+ * A line cut to `max` code points, keeping its start and its end (where a
+ * message often ends with what it is about) around an ellipsis.
+ */
+export const cutMiddle = (text: string, max: number): string => {
+  if (Utf8.codePointLength(text) <= max) return text
+  const end = Math.floor((max - 1) * 2 / 5)
+  return Utf8.takeCodePoints(text, max - 1 - end) + "…" + Utf8.takeLastCodePoints(text, end)
+}
+
 /** Rules ready for a tracker: the literals to watch for, and a test for one line. */
 export interface Compiled {
   /** The anchors as latin1 views of their UTF-8 bytes, as a masker's watch list wants them. */
@@ -486,7 +510,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 /** Compiles rules once for any number of trackers. */
 export const compile = (rules: ReadonlyArray<SalienceRule> = defaultRules): Compiled => {
   const salient = rules.filter((r) => r.role !== "opens")
-  const literals = [...new Set([...rules.flatMap((r) => r.anchors), "@@ -", "@@@ -", "```", "~~~"])]
+  const literals = [...new Set([...rules.flatMap((r) => r.anchors), "@@ -", "@@@ -", "```", "~~~", "Author: ", "diff --git"])]
     .map((a) => Buffer.from(a, "utf8").toString("latin1"))
     .filter((a) => a.length >= 2)
   const first = (line: string) => salient.find((r) => r.pattern.test(line) && !(r.unless?.test(line) ?? false))
@@ -588,13 +612,14 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
   // quoting state
   let hunkUntil = 0
   let fenceUntil = 0
+  let inMessage = false
   // blocks opened by `opens` rules: the open one, and the last lines of closed ones
   let openBlock: string | undefined
   const blocks = new Map<string, Array<{ line: number; text: string }>>()
 
-  const shown = (text: string) => {
-    const s = Utf8.takeCodePoints(text, maxChars)
-    return { text: s, cut: s.length < text.length }
+  const shown = (raw: string) => {
+    const text = raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
+    return Utf8.codePointLength(text) <= maxChars ? { text, cut: raw !== text } : { text: cutMiddle(text, maxChars), cut: true }
   }
   const add = (l: SalientLine) => {
     const had = kept.get(l.line)
@@ -616,12 +641,21 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     }
   }
 
-  const lookBack = (spec: SalienceContext, before: () => { bytes: Uint8Array; fromZero: boolean }, line: number) => {
+  const lookBack = (
+    spec: SalienceContext,
+    before: () => { bytes: Uint8Array; fromZero: boolean },
+    line: number,
+    toExplanation: boolean
+  ) => {
     const { bytes, fromZero } = before()
     const w = newWalk(spec)
     const out: Array<{ line: number; text: string }> = []
     for (const l of linesBefore(bytes, fromZero, line)) {
-      if (step(w, l.text)) out.push(l)
+      if (step(w, l.text)) {
+        out.push(l)
+        // a report's walk ends at the first line that explains by itself
+        if (toExplanation && compiled.test(l.text)?.role !== "reports" && compiled.test(l.text) !== undefined) break
+      }
       if (w.done) break
     }
     return out
@@ -631,6 +665,16 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
   // or a hunk header or fence itself (which start or end quoting).
   const quoting = (line: number, text: string): boolean => {
     if (line <= hunkUntil && /^[ +\-\\]/.test(text)) return true
+    // a commit message, from git log's Author line to the diff or the next line not indented
+    if (AUTHOR.test(text)) {
+      inMessage = true
+      return true
+    }
+    if (inMessage) {
+      if (text.startsWith("    ")) return true
+      if (!/^(?:Date|Merge|Commit|AuthorDate|CommitDate):/.test(text)) inMessage = false
+    }
+    if (DIFF_GIT.test(text)) return true
     const hunk = HUNK.exec(text)
     if (hunk !== null) {
       // a hunk spans at most its old and new line counts
@@ -653,7 +697,7 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
       if (m === null || m[1] === undefined) continue
       if (openBlock !== undefined && o.before !== undefined) {
         if (blocks.size >= BLOCKS) blocks.delete(blocks.keys().next().value!)
-        blocks.set(openBlock, lookBack(o.before, before, line))
+        blocks.set(openBlock, lookBack(o.before, before, line, false))
       }
       openBlock = m[1]
       return
@@ -668,7 +712,7 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     add({ line, ...shown(text), rule: rule.id, role })
     const context = (l: { line: number; text: string }) =>
       add({ line: l.line, ...shown(l.text), rule: rule.id, role: "context", of: line })
-    if (rule.before !== undefined) lookBack(rule.before, before, line).forEach(context)
+    if (rule.before !== undefined) lookBack(rule.before, before, line, role === "reports").forEach(context)
     if (rule.recall !== undefined) {
       const m = rule.recall.exec(text)
       const name = m?.slice(1).find((g) => g !== undefined)
