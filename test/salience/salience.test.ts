@@ -61,7 +61,6 @@ const seen = (entry: Entry, log: string, text: string) => {
   return entry.explains.filter((line) => {
     const at = lines.indexOf(line) + 1
     // the section shows lines without terminal colour codes
-    // eslint-disable-next-line no-control-regex
     const start = [...line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "")].slice(0, 100).join("")
     return at > 0 && text.includes(`\n${at}: ${start}`)
   })
