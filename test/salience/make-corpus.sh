@@ -13,8 +13,11 @@
 # and the lines that explain the failure), and test/salience/cases.json is
 # rebuilt from lines of those logs, so everything stays in step when rerun.
 #
-# Needs: node 20 + npm/npx (typescript@5.9.3 and vitest@3.2.7 are fetched by
-# npx), gcc, make, python3, rustc + cargo, javac + java, git.
+# Needs: node 20 + npm/npx (typescript@5.9.3, vitest@3.2.7, pnpm@10.34.8, eslint@9.17.0,
+# eslint-formatter-compact@8.40.0, jest@29.7.0, mocha@10.8.2, prettier@3.3.3 and yarn@1.22.22
+# are fetched from npm), gcc, make, cmake, ninja, python3 with pytest, go, rustc + cargo,
+# javac + java, git. Docker builds are not covered (they need a daemon), nor
+# Maven and Gradle (their plugins cannot be fetched offline).
 # Between runs only timings, clock times, thread ids, build hashes and the
 # interleaving of concurrent output change.
 
