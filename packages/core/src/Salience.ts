@@ -137,7 +137,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     id: "undefined-reference",
     family: "c",
     description: "a linker's `undefined reference to`, `multiple definition of`, `undefined symbol` or `cannot find -l`, with the `In function` line above",
-    anchors: ["undefined reference", "multiple definition", "undefined symbol", "cannot find -l"],
+    anchors: ["reference to", "multiple definition", "undefined symbol", "cannot find -l"],
     pattern: /^(?:\S+: )+(?:error: )?(?:undefined reference to|multiple definition of|undefined symbol:|cannot find -l)/,
     before: { take: 1, within: 6, match: /[Ii]n function [`'‘]|: in function /, skip: /undefined reference to|multiple definition of/ }
   },
@@ -146,7 +146,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     family: "c",
     role: "reports",
     description: "`collect2: error: ld returned 1 exit status`, clang's `linker command failed`",
-    anchors: ["ld returned", "linker command failed"],
+    anchors: ["error"],
     pattern: /ld returned \d+ exit status|linker command failed with exit code/,
     before: lastWords()
   },
@@ -410,8 +410,8 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     id: "command-complaint",
     family: "sh",
     description: "a command's own complaint (`cp: cannot stat 'x': No such file or directory`, `sh: 1: foo: not found`, `Permission denied`), with the `set -x` trace above it",
-    anchors: ["No such file", "Permission denied", "not found", "Is a directory", "Not a directory", "not permitted", "No space left", "Read-only file", "cannot stat", "cannot access", "cannot create", "cannot remove"],
-    pattern: /^[\w./[\]+-]+: (?:line \d+: |\d+: )?(?:[^:]*: )*(?:No such file or directory|Permission denied|command not found|not found|Is a directory|Not a directory|Operation not permitted|No space left on device|Read-only file system|cannot (?:stat|access|create|remove) .*)$/,
+    anchors: ["No such file", "Permission denied", "not found", "Is a directory", "Not a directory", "not permitted", "No space left", "Read-only file"],
+    pattern: /^[\w./[\]+-]+: (?:line \d+: |\d+: )?(?:[^:]*: )*(?:No such file or directory|Permission denied|command not found|not found|Is a directory|Not a directory|Operation not permitted|No space left on device|Read-only file system)$/,
     before: { take: 1, within: 2, match: /^\++ \S/ }
   },
   // --- git ------------------------------------------------------------------
