@@ -160,11 +160,15 @@ export const make = (input: PreviewInput): Preview => {
     let around = 0
     const rowOf = (l: Salience.SalientLine) =>
       `${l.line}: ${Salience.cutMiddle(l.text, SALIENT_CHARS)}`
+    // the title's longest form, whatever is picked
+    const titleCost = Math.max(
+      cp(title(salient.total, lines.length, withFind)),
+      cp(title(0, lines.length, withFind))
+    ) + 1
     for (const l of Salience.ranked({ lines, total: salient.total, rules: [] })) {
       const isMatch = l.role !== "context"
       const c = cost(rowOf(l))
-      const more = matches + (isMatch ? 1 : 0) < salient.total || !isMatch
-      if (cp(title(matches + (isMatch ? 1 : 0), around + (isMatch ? 0 : 1), withFind && more)) + 1 + used + c > limit) continue
+      if (titleCost + used + c > limit) continue
       picked.push(l)
       used += c
       if (isMatch) matches++
