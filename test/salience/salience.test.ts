@@ -186,6 +186,10 @@ describe("rules against real lines", () => {
       // a rule that opens a block marks a line that is not salient itself
       const groups = Object.values(cases).filter((c) => (rule.role === "opens" ? c.quiet : c.salient).some(matches))
       expect(groups.length, "a real line this rule picks").toBeGreaterThan(0)
+      // a line a rule picks holds one of its anchors, or the capture would never test it
+      for (const line of Object.values(cases).flatMap((c) => [...c.salient, ...c.quiet]).filter(matches)) {
+        expect(rule.anchors.some((a) => line.includes(a)), line).toBe(true)
+      }
       const quiet = groups.flatMap((c) => c.quiet).filter((l) => !matches(l))
       expect(quiet.length, "a real line from the same tools that it leaves").toBeGreaterThan(0)
     })
