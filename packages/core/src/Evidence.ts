@@ -243,12 +243,14 @@ export const make = (options: Options = {}) =>
         if (Envelope.sizeOf(JSON.stringify(whole)) <= budget.limit) return whole
         // lines that explain a failure, wherever they are, within a fifth of the budget
         const found = Salience.find(text)
+        // the explaining lines first, then what reports point back to, then the reports; shown in line order
         const failure: Array<{ line: number; text: string }> = []
-        for (const l of found.lines) {
-          const row = { line: l.line, text: Utf8.takeCodePoints(l.text, Preview.SALIENT_CHARS) }
-          if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) break
+        for (const l of Salience.ranked(found)) {
+          const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
+          if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) continue
           failure.push(row)
         }
+        failure.sort((a, b) => a.line - b.line)
         const withFailures = failure.length > 0
           ? { ...base, failure_lines: failure, failure_lines_total: found.total }
           : base
