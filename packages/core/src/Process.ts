@@ -83,6 +83,11 @@ export interface Options {
   readonly sweepEveryMillis?: number
 }
 
+/** Bytes of a spool a wait pattern scans at once. */
+const SCAN_BLOCK = 1024 * 1024
+/** Time a wait pattern's search gets even when the wait's timeout is shorter. */
+const MIN_SCAN_MILLIS = 100
+
 const defaults = {
   captureLimitBytes: 4 * 1024 * 1024,
   quotaBytes: 128 * 1024 * 1024,
@@ -402,6 +407,8 @@ export const make = (options: Options = {}) =>
     const byPid = new Map<number, string>()
     // the quota remote starts share, when the host provides one; a private one otherwise
     const quota = Option.getOrElse(yield* Effect.serviceOption(RetentionQuota.RetentionQuota), () => RetentionQuota.make(o.quotaBytes))
+    // where wait patterns run: the platform's engine when one is provided
+    const patterns = yield* Grep.engine
 
     const cursorAt = (job: Job, offset: number) =>
       Effect.runSync(Effect.provideService(
@@ -834,35 +841,32 @@ export const make = (options: Options = {}) =>
         return offset === 0 ? yield* statusView(job) : yield* pageAt(job, offset, limit)
       })
 
-    /** The first line at or after `from` (a line start) that matches, scanning up to the readable end. */
-    const scan = (job: Job, matcher: Grep.Matcher, state: { from: number; line: number }) =>
+    /**
+     * The first line at or after `from` (a line start) that matches, scanning
+     * up to the readable end on the pattern engine; "stopped" when the
+     * deadline came first.
+     */
+    const scan = (job: Job, matcher: Grep.Matcher, state: { from: number; line: number }, deadline: number) =>
       Effect.gen(function*() {
         const end = readable(job)
         while (state.from < end) {
-          const bytes = yield* readSpool(job, state.from, Math.min(1024 * 1024, end - state.from))
-          let lineStart = 0
-          for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, lineStart)) {
-            const text = Utf8.decodeLossy(bytes.subarray(lineStart, nl))
-            if (matcher.test(text)) return { line: state.line, text: Utf8.takeCodePoints(text, 200) }
-            state.line++
-            lineStart = nl + 1
-          }
+          const bytes = yield* readSpool(job, state.from, Math.min(SCAN_BLOCK, end - state.from))
           const whole = state.from + bytes.length === end && job.settled
-          if (whole && lineStart < bytes.length) {
-            const text = Utf8.decodeLossy(bytes.subarray(lineStart))
-            state.from = end
-            if (matcher.test(text)) return { line: state.line, text: Utf8.takeCodePoints(text, 200) }
-            return undefined
-          }
-          if (lineStart === 0 && bytes.length === 1024 * 1024) {
-            // one line longer than a block: test what there is, then go on after it
-            const text = Utf8.decodeLossy(bytes)
-            state.from += bytes.length
-            if (matcher.test(text)) return { line: state.line, text: Utf8.takeCodePoints(text, 200) }
-            continue
-          }
-          state.from += lineStart
-          if (lineStart === 0) break
+          // whole lines; at the end of the output its last line too; a line longer than a block is tested on its start
+          let cut = whole ? bytes.length : bytes.lastIndexOf(10) + 1
+          if (cut === 0 && bytes.length === SCAN_BLOCK) cut = bytes.length
+          if (cut === 0) break
+          const text = Utf8.decodeLossy(bytes.subarray(0, cut))
+          const found = yield* patterns.scan(matcher, text, {
+            limit: 1,
+            maxLineChars: SCAN_BLOCK,
+            timeoutMillis: deadline - (yield* Clock.currentTimeMillis)
+          })
+          const first = found.matches[0]
+          if (first !== undefined) return { line: state.line + first[0], text: Utf8.takeCodePoints(text.slice(first[1], first[2]), 200) }
+          if (!found.complete) return "stopped" as const
+          for (let at = bytes.indexOf(10); at !== -1 && at < cut; at = bytes.indexOf(10, at + 1)) state.line++
+          state.from += cut
         }
         return undefined
       })
@@ -879,13 +883,16 @@ export const make = (options: Options = {}) =>
             Either.mapLeft((e) => new InvalidRequest({ reason: e.message }))
           )
         const began = yield* Clock.currentTimeMillis
+        // the pattern search ends with the wait, given a little time even when the wait is given none
+        const deadline = began + Math.max(request.timeoutMillis, MIN_SCAN_MILLIS)
         const state = { from: 0, line: 1 }
         let outcome: ProcessView.WaitOutcome | undefined
         while (outcome === undefined) {
           const changed = job.changed
           const now = yield* Clock.currentTimeMillis
-          const match = matcher !== undefined ? yield* scan(job, matcher, state) : undefined
-          if (match !== undefined) outcome = { ended_by: "match", waited_ms: now - began, match }
+          const match = matcher !== undefined ? yield* scan(job, matcher, state, deadline) : undefined
+          if (match === "stopped") outcome = { ended_by: "timeout", waited_ms: (yield* Clock.currentTimeMillis) - began }
+          else if (match !== undefined) outcome = { ended_by: "match", waited_ms: now - began, match }
           else if (job.state !== "running") outcome = { ended_by: "exit", waited_ms: now - began }
           else if (now - began >= request.timeoutMillis) outcome = { ended_by: "timeout", waited_ms: now - began }
           else {

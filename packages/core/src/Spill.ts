@@ -235,6 +235,7 @@ const checkCount = (argument: string, value: number | undefined) =>
 /** Builds the read capability from a store and a policy; the object holds the read methods only. */
 export const makeRead = (options: Options = {}) =>
   Effect.gen(function*() {
+    const patterns = yield* Grep.engine
     const store = yield* SpillStore
     const policy = yield* SpillPolicy
     const o = { ...defaults, ...options }
@@ -319,7 +320,7 @@ export const makeRead = (options: Options = {}) =>
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
           const file = yield* open(filename)
           const index = yield* Read.indexOf(file, built)
-          const scan = yield* Read.grep(file, index, matcher, {
+          const scan = yield* Read.grep(file, index, matcher, patterns, {
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,
