@@ -140,6 +140,8 @@ export interface BlockScan {
  */
 export class PatternEngine extends Context.Tag("@spillway/core/Grep/PatternEngine")<PatternEngine, {
   readonly scan: (matcher: Matcher, text: string, options: ScanOptions) => Effect.Effect<BlockScan>
+  /** Says that scans of this pattern follow, so the engine may get ready for them meanwhile. */
+  readonly prepare: (matcher: Matcher) => Effect.Effect<void>
 }>() {}
 
 /** Characters scanned between two checks of the deadline by the inline engine. */
@@ -165,6 +167,7 @@ const compiled = (matcher: Pick<Matcher, "source" | "ignoreCase">): Scan.Compile
  * the pattern's size.
  */
 export const inline: PatternEngine["Type"] = {
+  prepare: () => Effect.void,
   scan: (matcher, text, options) =>
     Effect.gen(function*() {
       const deadline = Date.now() + Math.max(0, options.timeoutMillis)

@@ -882,6 +882,7 @@ export const make = (options: Options = {}) =>
           : yield* Grep.compile(request.pattern, { ignoreCase: request.ignoreCase }).pipe(
             Either.mapLeft((e) => new InvalidRequest({ reason: e.message }))
           )
+        if (matcher !== undefined) yield* patterns.prepare(matcher)
         const began = yield* Clock.currentTimeMillis
         // the pattern search ends with the wait, given a little time even when the wait is given none
         const deadline = began + Math.max(request.timeoutMillis, MIN_SCAN_MILLIS)

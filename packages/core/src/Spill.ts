@@ -318,6 +318,7 @@ export const makeRead = (options: Options = {}) =>
             })
           }
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
+          yield* patterns.prepare(matcher)
           const file = yield* open(filename)
           const index = yield* Read.indexOf(file, built)
           const scan = yield* Read.grep(file, index, matcher, patterns, {

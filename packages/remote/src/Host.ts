@@ -18,7 +18,7 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import { Cursor, Process, Secrets } from "@spillway/core"
-import { SqlProcessManifests } from "@spillway/node"
+import { NodePattern, SqlProcessManifests } from "@spillway/node"
 import { Effect, Either, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -122,7 +122,9 @@ const services = (options: Options) => {
     SqlProcessManifests.layerSqlite({ filename: Path.join(directory, "jobs.sqlite") }),
     Secrets.layerFromEnv,
     Cursor.layerKey(new Uint8Array(Fs.readFileSync(ensureKey(Path.join(directory, "cursor.key"))))),
-    Process.allowOwners
+    Process.allowOwners,
+    // wait patterns run on worker threads, each ended at its wait's deadline
+    NodePattern.layer()
   )
 }
 

@@ -13,7 +13,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
-import { NodeEvidence, NodeProcess, NodeScratchStore, NodeSpillStore } from "@spillway/node"
+import { NodeEvidence, NodePattern, NodeProcess, NodeScratchStore, NodeSpillStore } from "@spillway/node"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
@@ -42,6 +42,8 @@ const callerFromEnv = (): Process.Caller => ({
 })
 
 const pieces = (options: Options) => {
+  // grep_spill and wait patterns run on worker threads, each ended at its deadline
+  const patterns = NodePattern.layer()
   const directory = Path.resolve(options.directory ?? NodeSpillStore.defaultDirectoryFromEnv())
   const store = NodeSpillStore.layer({ directory }).pipe(Layer.provide(NodeFileSystem.layer))
   return {
@@ -49,7 +51,8 @@ const pieces = (options: Options) => {
     // pages stay well inside the 64 KiB model ceiling; longer selections go on with next_offset
     spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
     store,
-    processes: NodeProcess.layer({ directory: Path.join(directory, ".processes") }),
+    processes: NodeProcess.layer({ directory: Path.join(directory, ".processes") }).pipe(Layer.provide(patterns)),
+    patterns,
     shared: Layer.mergeAll(
       NodeEvidence.layer({ directory }),
       Handlers.layerCaller(options.caller ?? callerFromEnv()),
@@ -67,7 +70,7 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
   return Handlers.readLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
-      Spill.layerRead(p.spillOptions).pipe(Layer.provide(p.store), Layer.provide(SpillPolicy.allowAll)),
+      Spill.layerRead(p.spillOptions).pipe(Layer.provide(p.store), Layer.provide(SpillPolicy.allowAll), Layer.provide(p.patterns)),
       Process.readOnly(p.processes)
     ))
   )
@@ -79,7 +82,12 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
   return Handlers.fullLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
-      Spill.layer(p.spillOptions).pipe(Layer.provide(p.store), Layer.provide(SpillPolicy.allowAll), Layer.provide(Secrets.layerFromEnv)),
+      Spill.layer(p.spillOptions).pipe(
+        Layer.provide(p.store),
+        Layer.provide(SpillPolicy.allowAll),
+        Layer.provide(Secrets.layerFromEnv),
+        Layer.provide(p.patterns)
+      ),
       p.processes,
       NodeEvidence.layerKeyFile(Path.join(p.directory, ".evidence", "cursor.key")),
       NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
