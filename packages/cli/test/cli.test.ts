@@ -289,7 +289,9 @@ describe("bad input", () => {
   })
 
   it("refuses bad arguments to mcp and host with one line and exit 2", () => {
-    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"]]) {
+    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"],
+      ["host", "--stdio", "--dir", "d", "--credentials", "c", "--max-frame-bytes", "0"], ["host", "--stdio", "--dir", "d", "--credentials", "c", "--idle-timeout", "soon"],
+      ["host", "--bogus"]]) {
       const r = spillway(tempDir(), args)
       expect(r.status, args.join(" ")).toBe(2)
       expect(r.stderr.trim().split("\n").length).toBe(1)
