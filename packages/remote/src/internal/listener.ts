@@ -411,7 +411,8 @@ export const layerWebSocket = (options: { readonly port: number; readonly host: 
           }, (onData, onClose) => {
             ws.on("message", (data: Buffer | ArrayBuffer | Array<Buffer>) =>
               onData(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)))
-            ws.on("error", () => ws.terminate())
+            // ws closes with a code of its own (1009 for a frame over the limit); the socket goes a moment later
+            ws.on("error", () => void setTimeout(() => ws.terminate(), 1000).unref())
             ws.once("close", onClose)
           })
         })
