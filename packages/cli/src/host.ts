@@ -34,7 +34,7 @@ interface Parsed {
   readonly bind: string | undefined
   readonly directory: string
   readonly credentials: string
-  readonly limits: Partial<Host.Options["limits"] & {}>
+  readonly limits: Partial<Host.Limits>
   readonly leaseTtlMillis: number | undefined
 }
 

@@ -2,7 +2,8 @@
  * The controller side: the `RemoteLease` capability. A controller connects
  * to a host (a child process speaking over its stdio, such as
  * `ssh somehost spillway host --stdio`, or TCP), presents a credential for a
- * lease, and drives jobs through it. A remote start reserves its 4 MiB
+ * lease (renewed with the credential once half its life has passed), and
+ * drives jobs through it. A remote start reserves its 4 MiB
  * allowance out of the combined retention quota before it is dispatched
  * (a refused dispatch releases it); the output stays on the host and is
  * paged only through the lease, never copied here. Expiring a job ends

@@ -4,7 +4,9 @@
  * (`ssh somehost spillway host --stdio`), TCP or WebSocket. Credentials come from a
  * JSON file (`{ "credentials": { "<credential>": "<scope>" } }`) read again
  * at every check, so removing or changing a credential revokes its leases at
- * once. Jobs of one scope are out of reach of another.
+ * once; a wait checks its lease while it runs and after. Jobs of one scope
+ * are out of reach of another. Over TCP and WebSocket, connections are
+ * limited until they show a credential or a lease (`Options.limits`).
  *
  * @since 0.1.0
  */
@@ -35,11 +37,14 @@ export interface Options extends Process.Options {
   /** How long a lease lasts; controllers renew theirs before then. One hour by default. */
   readonly leaseTtlMillis?: number | undefined
   /** Limits on connections and frames (TCP and WebSocket; the frame limit on stdio too). */
-  readonly limits?: Partial<Listener.Limits> | undefined
+  readonly limits?: Partial<Limits> | undefined
 }
 
-/** The limits a host applies unless told otherwise. */
-export const defaultLimits: Listener.Limits = Listener.defaultLimits
+/** Limits on a host's connections and frames, before and after authentication. */
+export type Limits = Listener.Limits
+
+/** The limits a host applies unless told otherwise: 1 MiB frames, 32 connections waiting to authenticate, 10 seconds to do it, 1,024 in all, 5 minutes idle. */
+export const defaultLimits: Limits = Listener.defaultLimits
 
 /** How often a lease is checked again while a wait runs. */
 const RECHECK_MILLIS = 200
