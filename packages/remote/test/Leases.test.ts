@@ -123,3 +123,30 @@ describe("leases over the wire", () => {
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 })
+
+describe("a host wait with a pattern that cannot finish", () => {
+  it.scopedLive("ends at the wait's timeout, while the host answers other calls", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const { port } = yield* hostProcess(files)
+      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", me)).pipe(Effect.provide(yield* controllerOn(port)))
+      // lines of random a and b: RE2's DFA gives up on the pattern below, and its NFA takes about a second a line
+      const job = yield* leased.start({
+        command: `node -e "for (let i = 0; i < 24; i++) { let s = ''; for (let k = 0; k < 65000; k++) s += Math.random() < 0.5 ? 'a' : 'b'; console.log(s) }"; sleep 30`
+      })
+      yield* leased.wait(job.pid, 10_000, "^[ab]{10}")
+      const order: Array<string> = []
+      const started = Date.now()
+      const waiting = yield* Effect.fork(Effect.tap(leased.wait(job.pid, 3000, "(?:a|b)*a[ab]{999}[^ab]"), () => Effect.sync(() => order.push("wait"))))
+      yield* Effect.sleep("500 millis")
+      const status = yield* leased.status(job.pid)
+      order.push("status")
+      const view = (yield* Fiber.join(waiting)) as { readonly output: string }
+      expect(status).toMatchObject({ pid: job.pid, status: "running" })
+      expect(order).toEqual(["status", "wait"])
+      expect(JSON.stringify(view)).toContain(`"ended_by":"timeout"`)
+      expect((Date.now() - started) / 1000).toBeLessThan(10)
+      yield* leased.signal(job.pid, "SIGKILL")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 60_000)
+})
