@@ -187,6 +187,9 @@ const ensureKey = (file: string) => {
 
 const limitsOf = (options: Options): Listener.Limits => ({ ...Listener.defaultLimits, ...options.limits })
 
+/** The host's calls, by name. */
+const tags: ReadonlySet<string> = new Set(HostRpcs.requests.keys())
+
 /** NDJSON whose lines are at most the frame limit. */
 const serialization = (options: Options) =>
   Layer.succeed(RpcSerialization.RpcSerialization, RpcSerialization.makeNdjson({ maxBufferSize: limitsOf(options).maxFrameBytes }))
@@ -210,8 +213,8 @@ const overListener = <E>(options: Options, listener: Layer.Layer<RpcServer.Proto
 
 /** The host answering on a TCP port (loopback by default). */
 export const layerTcp = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
-  overListener(options, Listener.layerTcp({ port: options.port, host: options.host ?? "127.0.0.1", limits: limitsOf(options) }))
+  overListener(options, Listener.layerTcp({ port: options.port, host: options.host ?? "127.0.0.1", limits: limitsOf(options), tags }))
 
 /** The host answering WebSocket connections on a port (loopback by default), for fleets behind HTTP infrastructure. */
 export const layerWebSocket = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
-  overListener(options, Listener.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1", limits: limitsOf(options) }))
+  overListener(options, Listener.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1", limits: limitsOf(options), tags }))

@@ -202,6 +202,7 @@ describe("a host's connection limits", () => {
         ["{not json\n", "a frame is not JSON"],
         ["[1,2,3]\n", "malformed frame: a frame must be a JSON object"],
         [`${JSON.stringify({ _tag: "Request", id: "abc", tag: "Lease", payload: {}, headers: [] })}\n`, "malformed frame: Request needs a numeric id string"],
+        [`${JSON.stringify({ _tag: "Request", id: "1", tag: "Nope", payload: {}, headers: [] })}\n`, "malformed frame: Request needs the name of a call: one of Lease, Start"],
         [`${"x".repeat(5000)}\n`, "a frame is longer than 4096 bytes"]
       ] as const) {
         const c = rawTcp(port)

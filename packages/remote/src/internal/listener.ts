@@ -79,8 +79,8 @@ interface Connection {
 
 const DIGITS = /^\d{1,24}$/
 
-/** A frame as the client protocol allows it, or why not. */
-const decodeFrame = (value: unknown): FromClientEncoded | string => {
+/** A frame as the client protocol allows it, for calls named in `tags`, or why not. */
+const decodeFrame = (value: unknown, tags: ReadonlySet<string>): FromClientEncoded | string => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "a frame must be a JSON object"
   const v = value as Record<string, unknown>
   switch (v._tag) {
@@ -94,7 +94,7 @@ const decodeFrame = (value: unknown): FromClientEncoded | string => {
       return { _tag: v._tag, requestId: v.requestId }
     case "Request": {
       if (typeof v.id !== "string" || !DIGITS.test(v.id)) return "Request needs a numeric id string"
-      if (typeof v.tag !== "string" || v.tag.length > 64) return "Request needs a tag"
+      if (typeof v.tag !== "string" || !tags.has(v.tag)) return `Request needs the name of a call: one of ${[...tags].join(", ")}`
       const headers = v.headers ?? []
       if (
         !Array.isArray(headers) || headers.length > 64 ||
@@ -134,7 +134,7 @@ type Listen = (
   attach: (connection: Connection, transport: Transport, feed: Feed) => void
 ) => Effect.Effect<void, ListenError, Scope.Scope>
 
-const make = (limits: Limits, listen: Listen) =>
+const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const fork = Runtime.runFork(runtime)
@@ -223,7 +223,7 @@ const make = (limits: Limits, listen: Listen) =>
       } catch {
         return close(c, CLOSE.policy, "a frame is not JSON")
       }
-      const frame = decodeFrame(value)
+      const frame = decodeFrame(value, tags)
       if (typeof frame === "string") return close(c, CLOSE.policy, `malformed frame: ${frame}`)
       if (frame._tag === "Request") c.inFlight++
       c.pending++
@@ -308,9 +308,18 @@ const make = (limits: Limits, listen: Listen) =>
     return { protocol, sessions }
   })
 
+/** What a listener is told: where, with what limits, for which calls. */
+export interface ListenOptions {
+  readonly port: number
+  readonly host: string
+  readonly limits: Limits
+  /** The calls of the RPC group served; a request for any other is a malformed frame. */
+  readonly tags: ReadonlySet<string>
+}
+
 /** The protocol and the sessions it keeps, over a listener. */
-const layerOver = (limits: Limits, listen: Listen) =>
-  Layer.scopedContext(Effect.map(make(limits, listen), ({ protocol, sessions }) =>
+const layerOver = (options: ListenOptions, listen: Listen) =>
+  Layer.scopedContext(Effect.map(make(options.limits, options.tags, listen), ({ protocol, sessions }) =>
     Context.make(RpcServer.Protocol, protocol).pipe(Context.add(Sessions, sessions))))
 
 const listening = (server: Net.Server, port: number, host: string) =>
@@ -326,8 +335,8 @@ const listening = (server: Net.Server, port: number, host: string) =>
 const closing = (server: Net.Server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
 
 /** NDJSON over TCP. */
-export const layerTcp = (options: { readonly port: number; readonly host: string; readonly limits: Limits }) =>
-  layerOver(options.limits, (accept, attach) =>
+export const layerTcp = (options: ListenOptions) =>
+  layerOver(options, (accept, attach) =>
     Effect.gen(function*() {
       const server = Net.createServer((socket) => {
         socket.on("error", () => socket.destroy())
@@ -359,8 +368,8 @@ export const layerTcp = (options: { readonly port: number; readonly host: string
     }))
 
 /** NDJSON in WebSocket messages; the HTTP request before the upgrade counts against the handshake deadline. */
-export const layerWebSocket = (options: { readonly port: number; readonly host: string; readonly limits: Limits }) =>
-  layerOver(options.limits, (accept, attach) =>
+export const layerWebSocket = (options: ListenOptions) =>
+  layerOver(options, (accept, attach) =>
     Effect.gen(function*() {
       const limits = options.limits
       const pending = new WeakMap<Net.Socket, Connection>()
