@@ -9,7 +9,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Access, Spill, SpillPolicy } from "@spillway/core"
-import { NodeBodies } from "@spillway/node"
+import { NodeBodies, NodePattern } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
 import { signalCommand, spillway } from "./Cli.js"
 import { OutputTag, processOutput } from "./Output.js"
@@ -28,6 +28,8 @@ const services = Layer.mergeAll(
   NodeBodies.layer(),
   SpillPolicy.allowAll,
   Access.layerCaller(NodeBodies.callerFromEnv("cli")),
+  // searches run on worker threads, so a signal ends one at once
+  NodePattern.layer(),
   NodePath.layer,
   NodeTerminal.layer,
   Layer.succeed(OutputTag, output)

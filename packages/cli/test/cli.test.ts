@@ -267,7 +267,7 @@ describe("bad input", () => {
     oneLine(spillway(dir, ["grep", "(", name]))
     const unsupported = spillway(dir, ["grep", "(a)\\1", name])
     oneLine(unsupported)
-    expect(unsupported.stderr).toContain("Backreferences and lookaround are not supported")
+    expect(unsupported.stderr).toContain("it uses a backreference (\\1 at 3)")
     oneLine(spillway(dir, ["grep", "x", name, "--max-results", "0"]))
     oneLine(spillway(dir, ["run"]))
     oneLine(spillway(dir, ["frobnicate"]))
@@ -297,11 +297,90 @@ describe("bad input", () => {
   })
 
   it("refuses bad arguments to mcp and host with one line and exit 2", () => {
-    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"]]) {
+    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"],
+      ["host", "--stdio", "--dir", "d", "--credentials", "c", "--max-frame-bytes", "0"], ["host", "--stdio", "--dir", "d", "--credentials", "c", "--idle-timeout", "soon"],
+      ["host", "--bogus"]]) {
       const r = spillway(tempDir(), args)
       expect(r.status, args.join(" ")).toBe(2)
       expect(r.stderr.trim().split("\n").length).toBe(1)
       expect(r.stderr.startsWith("spillway: ")).toBe(true)
     }
   })
+})
+
+describe("spillway grep with hostile patterns", () => {
+  /** A saved file of `lines` lines of `width` random a and b: RE2's DFA gives up on the pattern below, and its NFA takes about a second a line. */
+  const heavyFile = (lines: number, width: number) => {
+    const dir = tempDir()
+    const source = Path.join(dir, "source.txt")
+    const fd = Fs.openSync(source, "w")
+    for (let i = 0; i < lines; i++) {
+      let s = ""
+      for (let k = 0; k < width; k++) s += Math.random() < 0.5 ? "a" : "b"
+      Fs.writeSync(fd, `${s}\n`)
+    }
+    Fs.closeSync(fd)
+    const name = savedName(spillway(dir, ["run", "--", "cat", source]).stdout)!
+    Fs.rmSync(source)
+    return { dir, name }
+  }
+  const heavy = "(?:a|b)*a[ab]{999}[^ab]"
+
+  const grepAsync = (dir: string, args: ReadonlyArray<string>) => {
+    const child = spawn(process.execPath, [bin, "grep", ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const started = Date.now()
+    const exited = new Promise<{ status: number | null; signal: string | null; seconds: number; stdout: string; stderr: string }>((resolve) =>
+      child.on("exit", (status, signal) => resolve({ status, signal, seconds: (Date.now() - started) / 1000, stdout, stderr }))
+    )
+    return { child, exited }
+  }
+
+  it("accepts linear counted repetition, classes and anchors", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "-c", `${noisy(300)}; echo "commit ${"0123456789abcdef".repeat(3)}01234567"; echo "${"x".repeat(17)}"; echo "${"*".repeat(40)}"`])
+    const name = savedName(r.stdout)!
+    expect(spillway(dir, ["grep", "[0-9a-f]{40}", name]).stdout).toBe(`301:commit ${"0123456789abcdef".repeat(3)}01234567\n`)
+    expect(spillway(dir, ["grep", "^x{17}$", name]).stdout).toBe(`302:${"x".repeat(17)}\n`)
+    expect(spillway(dir, ["grep", "\\*{40}", name]).stdout).toBe(`303:${"*".repeat(40)}\n`)
+  })
+
+  it("a pattern that backtracks catastrophically elsewhere ends at once on a megabyte", async () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "--", process.execPath, "-e", "for (let i = 0; i < 16; i++) console.log('='.repeat(10) + 'x'.repeat(65000))"])
+    const name = savedName(r.stdout)!
+    const { exited } = grepAsync(dir, [`${".*".repeat(100)}=y`, name])
+    const done = await exited
+    // the search finished: no match, and no deadline was needed
+    expect(done.status).toBe(1)
+    expect(done.stderr).toBe("")
+    expect(done.seconds).toBeLessThan(15)
+  }, 30_000)
+
+  it("a search that cannot finish stops at its 10-second deadline and says where", async () => {
+    const { dir, name } = heavyFile(24, 65_000)
+    const { exited } = grepAsync(dir, [heavy, name])
+    const done = await exited
+    expect(done.stderr).toMatch(/\[search stopped at its deadline at line \d+ of 24\]/)
+    expect(done.seconds).toBeLessThan(15)
+  }, 30_000)
+
+  it("exits at once on SIGTERM and on Ctrl-C in the middle of a search", async () => {
+    const { dir, name } = heavyFile(24, 65_000)
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const { child, exited } = grepAsync(dir, [heavy, name])
+      await new Promise((r) => setTimeout(r, 1500))
+      const sent = Date.now()
+      child.kill(signal)
+      const done = await exited
+      expect(done.status).toBe(130)
+      expect((Date.now() - sent) / 1000).toBeLessThan(3)
+    }
+  }, 30_000)
 })

@@ -230,6 +230,7 @@ const checkCount = (argument: string, value: number | undefined) =>
 export const makeRead = (options: Options = {}) =>
   Effect.gen(function*() {
     const bodies = yield* Bodies
+    const patterns = yield* Grep.engine
     const policy = yield* SpillPolicy
     const o = { ...defaults, ...options }
     const built: Read.IndexCache = new Map()
@@ -319,9 +320,10 @@ export const makeRead = (options: Options = {}) =>
             })
           }
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
+          yield* patterns.prepare(matcher)
           const file = yield* open(filename)
           const index = yield* Read.indexOf(file, built)
-          const scan = yield* Read.grep(file, index, matcher, {
+          const scan = yield* Read.grep(file, index, matcher, patterns, {
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,

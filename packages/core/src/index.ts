@@ -29,6 +29,8 @@ export * as Envelope from "./Envelope.js"
 export * as SearchPage from "./SearchPage.js"
 /** Emergency compression of results already in context. */
 export * as Compress from "./Compress.js"
+/** The block scan every pattern engine runs, in linear time. */
+export * as BlockScan from "./BlockScan.js"
 /** Grep patterns a model may write, run in linear time. */
 export * as Grep from "./Grep.js"
 /** Sparse line indexes kept beside saved bodies. */

@@ -22,3 +22,5 @@ export * as NodeProcess from "./NodeProcess.js"
 export * as NodeScratchStore from "./NodeScratchStore.js"
 /** SQLite or PostgreSQL for manifests, chosen by a location. */
 export * as SqlBackend from "./SqlBackend.js"
+/** Pattern scans on worker threads, each ended at its deadline. */
+export * as NodePattern from "./NodePattern.js"

@@ -2,7 +2,8 @@
  * The controller side: the `RemoteLease` capability. A controller connects
  * to a host (a child process speaking over its stdio, such as
  * `ssh somehost spillway host --stdio`, or TCP), presents a credential for a
- * lease, and drives jobs through it. A remote start reserves its 4 MiB
+ * lease (renewed with the credential once half its life has passed), and
+ * drives jobs through it. A remote start reserves its 4 MiB
  * allowance out of the combined retention quota before it is dispatched
  * (a refused dispatch releases it); the output stays on the host and is
  * paged only through the lease, never copied here. Expiring a job ends
@@ -188,7 +189,23 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
             if (leaseOptions?.expectHost !== undefined && leaseOptions.expectHost !== granted.host) {
               return yield* new HostMismatch({ expected: leaseOptions.expectHost, actual: granted.host })
             }
-            const lease = granted.lease
+            // the lease is renewed with the credential once half its life has passed, before a call that needs it
+            let lease = granted.lease
+            let renewAt = (yield* Clock.currentTimeMillis) + granted.ttlMillis / 2
+            const renewing = yield* Effect.makeSemaphore(1)
+            const current: Effect.Effect<string, HostError | HostUnreachable> = renewing.withPermits(1)(Effect.gen(function*() {
+              const now = yield* Clock.currentTimeMillis
+              if (now < renewAt) return lease
+              const again = yield* call(client.Lease({ credential, owner: caller.owner, channel: caller.channel }))
+              if (again.host !== granted.host) {
+                return yield* new HostError({ reason: "HostMismatch", detail: new HostMismatch({ expected: granted.host, actual: again.host }).message })
+              }
+              lease = again.lease
+              renewAt = now + again.ttlMillis / 2
+              return lease
+            }))
+            /** Calls the host with the current lease. */
+            const withLease = <A>(f: (lease: string) => Effect.Effect<A, unknown>) => Effect.flatMap(current, (l) => call(f(l)))
             const scopeHash = scopeHashOf(granted.scope)
             const reservations = new Map<number, Retention.Reservation>()
             const mine = (m: RemoteManifest) =>
@@ -221,7 +238,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                 Effect.gen(function*() {
                   // the remote job's whole allowance, from the pool local spools use; no local body, so no entry
                   const reservation = yield* quota.reserve("spool", ALLOWANCE_BYTES, { entry: false })
-                  const started = yield* call(client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
+                  const started = yield* withLease((lease) => client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
                   reservations.set(started.pid, reservation)
                   driven.add(started.generation)
                   yield* record({
@@ -239,14 +256,14 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                 }),
               poll: (pid, request = {}) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(call(client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))),
+                  Effect.tap(withLease((lease) => client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))),
               wait: (pid, timeoutMillis, pattern) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(call(client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
+                  Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
               stdin: (pid, data, close) =>
-                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => call(client.Stdin({ lease, pid, generation, data, close })))),
+                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Stdin({ lease, pid, generation, data, close })))),
               signal: (pid, signal) =>
-                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => call(client.Signal({ lease, pid, generation, signal })))),
+                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Signal({ lease, pid, generation, signal })))),
               sweep: Effect.gen(function*() {
                 const now = yield* Clock.currentTimeMillis
                 const due = (yield* recorded).filter((m) => mine(m) && m.expiresAt !== undefined && m.expiresAt <= now)
@@ -254,7 +271,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               }),
               jobs: Effect.map(recorded, (all) =>
                 all.filter(mine).map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
-              status: (pid) => Effect.flatMap(generationOf(pid), (generation) => call(client.Status({ lease, pid, generation }))),
+              status: (pid) => Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Status({ lease, pid, generation }))),
               expire: (pid) =>
                 Effect.gen(function*() {
                   const reservation = reservations.get(pid)
@@ -263,7 +280,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   // access ends here first, whatever the host says
                   const m = yield* findRecord(pid)
                   if (m !== undefined) yield* Effect.ignore(records.remove(m.generation))
-                  return yield* call(client.Delete({ lease, pid, generation: m?.generation })).pipe(
+                  return yield* withLease((lease) => client.Delete({ lease, pid, generation: m?.generation })).pipe(
                     Effect.as({ pid, deleted: true } satisfies Expired),
                     Effect.catchAll((e) =>
                       Effect.succeed({

@@ -29,7 +29,8 @@ const generation = Schema.optional(Schema.String)
 export class HostRpcs extends RpcGroup.make(
   Rpc.make("Lease", {
     payload: { credential: Schema.String, owner: Schema.String, channel: Schema.String },
-    success: Schema.Struct({ lease: Schema.String, scope: Schema.String, host: Schema.String }),
+    /** `ttlMillis`: how long the lease lasts from now; the controller renews it before then. */
+    success: Schema.Struct({ lease: Schema.String, scope: Schema.String, host: Schema.String, ttlMillis: Schema.Number }),
     error: HostError
   }),
   Rpc.make("Start", {

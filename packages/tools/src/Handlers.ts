@@ -74,7 +74,9 @@ const grepSpill = (params: {
     const output = yield* ToolOutput.ToolOutput
     const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
     const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
-    const summary = r.matches.length === 0
+    const summary = r.stoppedAtLine !== undefined
+      ? `[the search stopped at its deadline at line ${r.stoppedAtLine} of ${r.totalLines}: ${r.matches.length === 0 ? "no" : r.matches.length} matching lines before it; narrow the pattern]`
+      : r.matches.length === 0
       ? `no line of ${r.filename} matches ${JSON.stringify(r.pattern)}`
       : r.more
       ? `[${r.matches.length} matching lines shown; more match: narrow the pattern or raise max_results]`
@@ -89,7 +91,8 @@ const grepSpill = (params: {
       text: delivered.body,
       matches: r.matches.map((m) => ({ line: m.line, text: m.text, cut: m.cut })),
       more: r.more,
-      total_lines: r.totalLines
+      total_lines: r.totalLines,
+      ...(r.stoppedAtLine !== undefined ? { stopped_at_line: r.stoppedAtLine } : {})
     }
   }))
 

@@ -13,7 +13,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
-import { NodeBodies, NodeChild, NodeEvidence, NodeScratchStore } from "@spillway/node"
+import { NodeBodies, NodeChild, NodeEvidence, NodePattern, NodeScratchStore } from "@spillway/node"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
@@ -46,6 +46,8 @@ const pieces = (options: Options) => {
   const bodies = NodeBodies.layerWithout({ directory, pools: { spill: { ttlMillis: DAY } } }).pipe(
     Layer.provideMerge(Layer.mergeAll(Secrets.layerFromEnv, Access.allowOwners)),
     Layer.provideMerge(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory }))),
+    // grep_spill and wait patterns run on worker threads, each ended at its deadline
+    Layer.provideMerge(NodePattern.layer()),
     Layer.orDie
   )
   return {

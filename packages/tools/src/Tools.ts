@@ -49,7 +49,8 @@ export const ReadSpill = Tool.make("read_spill", {
 
 /** `grep_spill`: matching lines of a saved output. */
 export const GrepSpill = Tool.make("grep_spill", {
-  description: "Search a saved command output for lines matching a pattern (JavaScript regular expression syntax, run in linear time).",
+  description:
+    "Search a saved command output for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped).",
   parameters: {
     pattern: Schema.String,
     filename: Schema.String,
@@ -60,7 +61,9 @@ export const GrepSpill = Tool.make("grep_spill", {
     text: Schema.String,
     matches: Schema.Array(Schema.Struct({ line: Schema.Number, text: Schema.String, cut: Schema.Boolean })),
     more: Schema.Boolean,
-    total_lines: Schema.Number
+    total_lines: Schema.Number,
+    /** Set when the search reached its deadline first: the line it had got to. */
+    stopped_at_line: Schema.optional(Schema.Number)
   }),
   failure: ToolFailure,
   failureMode: "return"

@@ -7,37 +7,46 @@ import * as Utf8 from "../../Utf8.js"
 import { accounting, type Context, type Job } from "./job.js"
 import { readOutput } from "./views.js"
 
-const BLOCK = 1024 * 1024
+/** Bytes of a spool a wait pattern scans at once. */
+const SCAN_BLOCK = 1024 * 1024
 
-/** The first line at or after `state.from` (a line start) that matches, up to the readable end. @internal */
-const scan = (ctx: Context, caller: Access.Caller, job: Job, matcher: Grep.Matcher, state: { from: number; line: number }) =>
+/** Time a wait pattern's search gets even when the wait's timeout is shorter. */
+const MIN_SCAN_MILLIS = 100
+
+/**
+ * The first line at or after `state.from` (a line start) that matches, up to
+ * the readable end, scanned on the pattern engine; "stopped" when the deadline
+ * came first. @internal
+ */
+const scan = (
+  ctx: Context,
+  caller: Access.Caller,
+  job: Job,
+  matcher: Grep.Matcher,
+  patterns: Grep.PatternEngine["Type"],
+  state: { from: number; line: number },
+  deadline: number
+) =>
   Effect.gen(function*() {
     const end = accounting(ctx, job).retained
     while (state.from < end) {
-      const bytes = yield* readOutput(ctx, caller, job, state.from, Math.min(BLOCK, end - state.from), "wait")
-      let lineStart = 0
-      for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, lineStart)) {
-        const text = Utf8.decodeLossy(bytes.subarray(lineStart, nl))
-        if (matcher.test(text)) return { line: state.line, text: Utf8.takeCodePoints(text, 200) }
-        state.line++
-        lineStart = nl + 1
-      }
+      const bytes = yield* readOutput(ctx, caller, job, state.from, Math.min(SCAN_BLOCK, end - state.from), "wait")
       const whole = state.from + bytes.length === end && job.settled
-      if (whole && lineStart < bytes.length) {
-        const text = Utf8.decodeLossy(bytes.subarray(lineStart))
-        state.from = end
-        if (matcher.test(text)) return { line: state.line, text: Utf8.takeCodePoints(text, 200) }
-        return undefined
-      }
-      if (lineStart === 0 && bytes.length === BLOCK) {
-        // one line longer than a block: test what there is, then go on after it
-        const text = Utf8.decodeLossy(bytes)
-        state.from += bytes.length
-        if (matcher.test(text)) return { line: state.line, text: Utf8.takeCodePoints(text, 200) }
-        continue
-      }
-      state.from += lineStart
-      if (lineStart === 0) break
+      // whole lines; at the end of the output its last line too; a line longer than a block is tested on its start
+      let cut = whole ? bytes.length : bytes.lastIndexOf(10) + 1
+      if (cut === 0 && bytes.length === SCAN_BLOCK) cut = bytes.length
+      if (cut === 0) break
+      const text = Utf8.decodeLossy(bytes.subarray(0, cut))
+      const found = yield* patterns.scan(matcher, text, {
+        limit: 1,
+        maxLineChars: SCAN_BLOCK,
+        timeoutMillis: deadline - (yield* Clock.currentTimeMillis)
+      })
+      const first = found.matches[0]
+      if (first !== undefined) return { line: state.line + first[0], text: Utf8.takeCodePoints(text.slice(first[1], first[2]), 200) }
+      if (!found.complete) return "stopped" as const
+      for (let at = bytes.indexOf(10); at !== -1 && at < cut; at = bytes.indexOf(10, at + 1)) state.line++
+      state.from += cut
     }
     return undefined
   })
@@ -62,7 +71,12 @@ export const wait = (
       : yield* Grep.compile(request.pattern, { ignoreCase: request.ignoreCase }).pipe(
         Either.mapLeft((e) => new InvalidRequest({ argument: "pattern", reason: e.message }))
       )
+    // where wait patterns run: the platform's engine when one is provided
+    const patterns = yield* Grep.engine
+    if (matcher !== undefined) yield* patterns.prepare(matcher)
     const began = yield* Clock.currentTimeMillis
+    // the pattern search ends with the wait, given a little time even when the wait is given none
+    const deadline = began + Math.max(request.timeoutMillis, MIN_SCAN_MILLIS)
     const state = { from: 0, line: 1 }
     let outcome: ProcessView.WaitOutcome | undefined
     while (outcome === undefined) {
@@ -70,8 +84,9 @@ export const wait = (
       const now = yield* Clock.currentTimeMillis
       // read before the scan: a job that had ended before it cannot print what the scan missed
       const ended = job.state !== "running"
-      const match = matcher !== undefined ? yield* scan(ctx, caller, job, matcher, state) : undefined
-      if (match !== undefined) outcome = { ended_by: "match", waited_ms: now - began, match }
+      const match = matcher !== undefined ? yield* scan(ctx, caller, job, matcher, patterns, state, deadline) : undefined
+      if (match === "stopped") outcome = { ended_by: "timeout", waited_ms: (yield* Clock.currentTimeMillis) - began }
+      else if (match !== undefined) outcome = { ended_by: "match", waited_ms: now - began, match }
       else if (ended) outcome = { ended_by: "exit", waited_ms: now - began }
       else if (now - began >= request.timeoutMillis) outcome = { ended_by: "timeout", waited_ms: now - began }
       else {
