@@ -8,6 +8,8 @@
 export * as NodeSpill from "./NodeSpill.js"
 /** Runs a child process and hands its merged output on in batches. */
 export * as NodeChild from "./NodeChild.js"
+/** The MCP server wired for Node: every profile over one body store in one directory. */
+export * as NodeMcp from "./NodeMcp.js"
 /** The body store on Node: bytes, SQL manifests, one quota. */
 export * as NodeBodies from "./NodeBodies.js"
 /** The bytes of bodies on the real file system. */

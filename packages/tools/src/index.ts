@@ -13,5 +13,3 @@ export * as Handlers from "./Handlers.js"
 export * as AgentHandlers from "./AgentHandlers.js"
 /** An MCP server over a toolkit, through the official SDK. */
 export * as Mcp from "./Mcp.js"
-/** The MCP server wired for Node: spill, evidence and jobs in one directory. */
-export * as NodeMcp from "./NodeMcp.js"

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Handlers, NodeMcp, Tools } from "@spillway/tools"
+import { NodeMcp } from "@spillway/node"
+import { Handlers, Tools } from "@spillway/tools"
 import { Context, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"

@@ -13,16 +13,17 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
-import { NodeBodies, NodeChild, NodeEvidence, NodePattern, NodeScratchStore } from "@spillway/node"
+import * as NodeBodies from "./NodeBodies.js"
+import * as NodeChild from "./NodeChild.js"
+import * as NodeEvidence from "./NodeEvidence.js"
+import * as NodePattern from "./NodePattern.js"
+import * as NodeScratchStore from "./NodeScratchStore.js"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import * as AgentHandlers from "./AgentHandlers.js"
-import * as Handlers from "./Handlers.js"
-import * as Mcp from "./Mcp.js"
-import { AgentToolkit, FullToolkit, ReadToolkit } from "./Tools.js"
+import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
 
 /** Where the server keeps things, and whom it acts for. */
 export interface Options {
@@ -160,17 +161,17 @@ class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<A
 /** Serves the tools on a transport until the client closes it; with `agents`, the agent tools too. */
 export const serve = (transport: Transport, options: Options = {}) => {
   if (options.readOnly === true) {
-    return Effect.scoped(Mcp.serve(ReadToolkit, transport).pipe(Effect.provide(layerRead(options))))
+    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport).pipe(Effect.provide(layerRead(options))))
   }
   if (options.agents === undefined) {
-    return Effect.scoped(Mcp.serve(FullToolkit, transport).pipe(Effect.provide(layerFull(options))))
+    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport).pipe(Effect.provide(layerFull(options))))
   }
   const describe = (tool: string) =>
     tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
   return Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(Layer.merge(layerFull(options), layerAgents(options.agents!, options)))
     const live = (tool: string) => Effect.provide(describe(tool), context)
-    yield* Mcp.serve(Toolkit.merge(FullToolkit, AgentToolkit), transport, undefined, live).pipe(Effect.provide(context))
+    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live).pipe(Effect.provide(context))
   }))
 }
 
