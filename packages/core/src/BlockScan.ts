@@ -59,3 +59,19 @@ export const scan = (compiled: Compiled, text: string, limit: number, maxLineCha
   }
   return found
 }
+
+/**
+ * Where a pattern matches inside one line: up to `limit` non-empty
+ * `[start, end)` spans in UTF-16 offsets, left to right, for highlighting a
+ * line a scan found. Linear in the line's length, like the scan.
+ */
+export const spans = (compiled: Compiled, line: string, limit: number): Array<readonly [number, number]> => {
+  const out: Array<readonly [number, number]> = []
+  const m = compiled.line.matcher(line)
+  while (out.length < limit && m.find()) {
+    const start = m.start()
+    const end = m.end()
+    if (end > start) out.push([start, end])
+  }
+  return out
+}

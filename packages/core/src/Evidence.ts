@@ -121,6 +121,8 @@ export type RetainError = StoreFailed | QuotaExceeded | InvalidRequest | Envelop
 /** Everything a read can fail with. */
 export type ReadError = Cursor.CursorError | OpenError | Envelope.EnvelopeTooSmall
 
+const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString())
+
 const instructions = "Call get_tool_output with next_cursor for the rest, page by page, until truncated is false."
 
 const Snapshot = Schema.parseJson(Schema.Array(Schema.Struct({
@@ -128,6 +130,70 @@ const Snapshot = Schema.parseJson(Schema.Array(Schema.Struct({
   url: Schema.optionalWith(Schema.String, { exact: true }),
   text: Schema.String
 })))
+
+/**
+ * The first result a model gets for a kept body whose masked text is
+ * `text`: all of it when it fits the budget, otherwise a labelled head and
+ * tail, the lines that report failures, and a cursor (made by `cursor` from
+ * the code-point offset after the head). What `retain` returns; a view for
+ * people re-derives it from the body with the same budget.
+ */
+export const first = (
+  m: Manifest,
+  text: string,
+  options: { readonly budgetChars?: number | undefined; readonly cursor: (offset: number) => string }
+): Effect.Effect<First, Envelope.EnvelopeTooSmall> =>
+  Effect.gen(function*() {
+    const budget = { limit: options.budgetChars ?? defaults.budgetChars }
+    const base = {
+      tool: m.tool,
+      status: m.status,
+      total_bytes: m.bytes,
+      total_code_points: m.codePoints,
+      ...(m.sourceBytes > m.bytes
+        ? { kept_in_part: `only the first ${m.bytes} of ${m.sourceBytes} bytes were kept (the per-result limit); the rest is not retained` }
+        : {}),
+      offset_unit: "code_point" as const,
+      expires_at: iso(m.expiresAt)
+    }
+    const whole: First = { ...base, content: text, truncated: false }
+    if (Envelope.sizeOf(JSON.stringify(whole)) <= budget.limit) return whole
+    // lines that explain a failure, wherever they are, within a fifth of the budget
+    const found = Salience.find(text)
+    // the explaining lines first, then what reports point back to, then the reports; shown in line order
+    const failure: Array<{ line: number; text: string }> = []
+    for (const l of Salience.ranked(found)) {
+      const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
+      if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) continue
+      failure.push(row)
+    }
+    failure.sort((a, b) => a.line - b.line)
+    const withFailures = failure.length > 0
+      ? { ...base, failure_lines: failure, failure_lines_total: found.total }
+      : base
+    // the head gets three fifths of the budget, the tail what is left; the cursor continues after the head
+    const cursors = new Map<number, string>()
+    const cursor = (n: number) => {
+      if (!cursors.has(n)) cursors.set(n, options.cursor(n))
+      return cursors.get(n)!
+    }
+    const shaped = (head: string, n: number, tail: string): First => ({
+      ...withFailures,
+      head,
+      tail,
+      next_cursor: cursor(n),
+      truncated: true,
+      instructions
+    })
+    const head = yield* Envelope.fitText(text, (part, n) => shaped(part, n, ""), {
+      limit: Math.floor((budget.limit * 3) / 5)
+    })
+    const headText = head.value.head!
+    // no more than a budget's worth of code points can fit in the tail
+    const rest = [...Utf8.takeLastCodePoints(text.slice(headText.length), budget.limit)]
+    const fitted = yield* Envelope.fitCount(0, rest.length, (k) => shaped(headText, head.count, rest.slice(rest.length - k).join("")), budget)
+    return fitted.value
+  })
 
 /** The evidence service. */
 export interface Service {
@@ -157,7 +223,6 @@ export const make = (options: Options = {}) =>
     const { key } = yield* Cursor.CursorKey
     const codec = Cursor.codec(key, TOOL, "code_point")
     const budget = { limit: o.budgetChars }
-    const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString())
 
     /** Scrubs and keeps a body under a fresh name; its manifest and its kept text. */
     const keep = (owner: string, channel: string, tool: string, status: string, raw: Uint8Array, search: boolean) =>
@@ -226,57 +291,8 @@ export const make = (options: Options = {}) =>
         (paged) => paged.value
       )
 
-    const firstResult = (m: Manifest, text: string): Effect.Effect<First, Envelope.EnvelopeTooSmall> =>
-      Effect.gen(function*() {
-        const base = {
-          tool: m.tool,
-          status: m.status,
-          total_bytes: m.bytes,
-          total_code_points: m.codePoints,
-          ...(m.sourceBytes > m.bytes
-            ? { kept_in_part: `only the first ${m.bytes} of ${m.sourceBytes} bytes were kept (the per-result limit); the rest is not retained` }
-            : {}),
-          offset_unit: "code_point" as const,
-          expires_at: iso(m.expiresAt)
-        }
-        const whole: First = { ...base, content: text, truncated: false }
-        if (Envelope.sizeOf(JSON.stringify(whole)) <= budget.limit) return whole
-        // lines that explain a failure, wherever they are, within a fifth of the budget
-        const found = Salience.find(text)
-        // the explaining lines first, then what reports point back to, then the reports; shown in line order
-        const failure: Array<{ line: number; text: string }> = []
-        for (const l of Salience.ranked(found)) {
-          const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
-          if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) continue
-          failure.push(row)
-        }
-        failure.sort((a, b) => a.line - b.line)
-        const withFailures = failure.length > 0
-          ? { ...base, failure_lines: failure, failure_lines_total: found.total }
-          : base
-        // the head gets three fifths of the budget, the tail what is left; the cursor continues after the head
-        const cursors = new Map<number, string>()
-        const cursor = (n: number) => {
-          if (!cursors.has(n)) cursors.set(n, codec.encode(m.id, n))
-          return cursors.get(n)!
-        }
-        const shaped = (head: string, n: number, tail: string): First => ({
-          ...withFailures,
-          head,
-          tail,
-          next_cursor: cursor(n),
-          truncated: true,
-          instructions
-        })
-        const head = yield* Envelope.fitText(text, (part, n) => shaped(part, n, ""), {
-          limit: Math.floor((budget.limit * 3) / 5)
-        })
-        const headText = head.value.head!
-        // no more than a budget's worth of code points can fit in the tail
-        const rest = [...Utf8.takeLastCodePoints(text.slice(headText.length), budget.limit)]
-        const fitted = yield* Envelope.fitCount(0, rest.length, (k) => shaped(headText, head.count, rest.slice(rest.length - k).join("")), budget)
-        return fitted.value
-      })
+    const firstResult = (m: Manifest, text: string) =>
+      first(m, text, { budgetChars: o.budgetChars, cursor: (n) => codec.encode(m.id, n) })
 
     const getToolOutput: Service["getToolOutput"] = (cursor, caller) =>
       Effect.scoped(Effect.gen(function*() {

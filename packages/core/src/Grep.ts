@@ -161,6 +161,14 @@ const compiled = (matcher: Pick<Matcher, "source" | "ignoreCase">): Scan.Compile
 }
 
 /**
+ * Where a checked pattern matches inside one line (a line a search
+ * returned): up to `limit` non-empty `[start, end)` spans in UTF-16
+ * offsets, found by the same linear-time engine, for highlighting.
+ */
+export const spans = (matcher: Matcher, line: string, limit = 64): ReadonlyArray<readonly [number, number]> =>
+  Scan.spans(compiled(matcher), line, limit)
+
+/**
  * Scans on the calling thread, in slices of whole lines of about 64 KiB,
  * checking the deadline and yielding to other fibers between slices. A
  * slice is not interrupted once started: RE2 bounds it by its length times

@@ -852,6 +852,51 @@ export const find = (text: string, compiled: Compiled = compile(), options: Trac
   return t.result()
 }
 
+/** Finds salient lines in output read in order, chunk by chunk (a kept body), in bounded memory. */
+export interface Scanner {
+  /** The next bytes of the output. */
+  readonly push: (chunk: Uint8Array) => void
+  readonly result: () => Found
+}
+
+/**
+ * A scanner over compiled rules: what `find` does for a whole text, for
+ * output of any size. Each chunk is searched for the rules' literals (with
+ * the bytes before it that a literal may begin in), and the tracker tests
+ * only the lines holding one.
+ */
+export const scanner = (compiled: Compiled = compile(), options: TrackerOptions = {}): Scanner => {
+  const t = tracker(compiled, options)
+  const carryBytes = Math.max(1, ...compiled.literals.map((l) => l.length)) - 1
+  let offset = 0
+  let line = 1
+  let carry: Uint8Array = new Uint8Array(0)
+  return {
+    push: (input) => {
+      // a method call throughout, so that an array with faster searches of its own (Node's Buffer) uses them
+      const chunk = input
+      if (chunk.length === 0) return
+      const text = latin1(carry) + latin1(chunk)
+      const base = offset - carry.length
+      const positions = new Set<number>()
+      for (const literal of compiled.literals) {
+        for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + 1)) {
+          // one wholly inside the carried bytes was found with the chunk before
+          if (at + literal.length > carry.length) positions.add(base + at)
+        }
+      }
+      for (const p of [...positions].sort((a, b) => a - b)) t.mark(p)
+      t.accept(chunk, offset, line)
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) line++
+      offset += chunk.length
+      carry = chunk.length >= carryBytes
+        ? chunk.slice(chunk.length - carryBytes)
+        : concat([carry, chunk]).slice(-carryBytes)
+    },
+    result: () => t.result()
+  }
+}
+
 /**
  * The lines of a find in the order a bounded view should take them: the
  * explaining matches, the lines taken with them, the lines reports point
