@@ -4,8 +4,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@spillway\/(core|node|tools|agents|remote)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
-      { find: /^@spillway\/(core|node|tools|agents|remote)\/(.*)$/, replacement: fileURLToPath(new URL("./packages/$1/src/$2.ts", import.meta.url)) }
+      { find: /^@spillway\/(core|node|tools|agents|remote|web)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
+      { find: /^@spillway\/(core|node|tools|agents|remote|web)\/(.*)$/, replacement: fileURLToPath(new URL("./packages/$1/src/$2.ts", import.meta.url)) }
     ]
   },
   test: {

@@ -30,6 +30,7 @@ await bundle("dist/main.js", "dist/spillway.cjs")
 await bundle("dist/fastRead.js", "dist/read.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
+await bundle("dist/serve.js", "dist/serve.cjs")
 // an ES module, as every .js file of this package
 await build({
   entryPoints: ["../node/dist/internal/patternWorker.js"],

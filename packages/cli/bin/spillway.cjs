@@ -9,8 +9,11 @@ const Module = require("node:module")
 // `read` has a small program of its own for the common case (see src/fastRead.ts)
 if (process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
 
-// `mcp` and `host` are programs of their own, so the rest of the command never loads what they need
-if (process.argv[2] === "mcp" || process.argv[2] === "host") {
+// `mcp`, `host` and `serve` are programs of their own, so the rest of the command never loads what they need
+// (`serve --help` is answered by the command, which lists it)
+const own = process.argv[2] === "mcp" || process.argv[2] === "host" ||
+  (process.argv[2] === "serve" && !process.argv.includes("--help") && !process.argv.includes("-h"))
+if (own) {
   require(`../dist/${process.argv[2]}.cjs`)
   return
 }

@@ -1,6 +1,6 @@
 /**
  * The `spillway` command: `run` a command and keep its output, `read` and
- * `grep` saved output back.
+ * `grep` saved output back, `serve` a read-only web view of it.
  *
  * @since 0.1.0
  */
@@ -12,7 +12,8 @@ import { NodeChild } from "@spillway/node"
 import { Effect, Option } from "effect"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
-import { readHint } from "./Hints.js"
+import { cliGrepHint, cliHint, readHint } from "./Hints.js"
+import * as ServeCommand from "./ServeCommand.js"
 import { Exit2, exitCode, type Output } from "./Output.js"
 
 /** Signals the running command's process group, while `spillway run` has one. */
@@ -39,14 +40,6 @@ const runner = NodeChild.make()
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
 
-const cliHint = (filename: string, next: number) => ({
-  read: `Read more: spillway read ${filename} --offset ${next} --limit 200`,
-  search: `search: spillway grep PATTERN ${filename}`
-})
-
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-
-const cliGrepHint = (pattern: string, filename: string) => `spillway grep ${shellQuote(pattern)} ${filename}`
 
 /**
  * Output streams through many short-lived buffers, which V8 frees only when
@@ -183,5 +176,5 @@ export type { Output }
 /** The command tree. */
 export const spillway = Command.make("spillway").pipe(
   Command.withDescription("keep long command output out of a model's context, and read it back"),
-  Command.withSubcommands([run, read, grep])
+  Command.withSubcommands([run, read, grep, ServeCommand.command])
 )

@@ -16,3 +16,14 @@ export const readHint = (
     : "end of file"
   return `[${shown} of ${page.totalLines}; ${next}]\n`
 }
+
+/** How a preview of `spillway run` says to read the saved file on. */
+export const cliHint = (filename: string, next: number) => ({
+  read: `Read more: spillway read ${filename} --offset ${next} --limit 200`,
+  search: `search: spillway grep PATTERN ${filename}`
+})
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+
+/** How a preview of `spillway run` says to search the saved file. */
+export const cliGrepHint = (pattern: string, filename: string) => `spillway grep ${shellQuote(pattern)} ${filename}`

@@ -12,7 +12,8 @@ import { Access, Spill, SpillPolicy } from "@spillway/core"
 import { NodeBodies, NodePattern } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
 import { signalCommand, spillway } from "./Cli.js"
-import { OutputTag, processOutput } from "./Output.js"
+import { Exit2, OutputTag, processOutput } from "./Output.js"
+import * as ServeCommand from "./ServeCommand.js"
 
 const output = processOutput()
 const parseErrors: Array<string> = []
@@ -32,7 +33,9 @@ const services = Layer.mergeAll(
   NodePattern.layer(),
   NodePath.layer,
   NodeTerminal.layer,
-  Layer.succeed(OutputTag, output)
+  Layer.succeed(OutputTag, output),
+  // the bin starts `serve` as a program of its own (serve.ts); this one only shows its help
+  Layer.succeed(ServeCommand.Serve, () => new Exit2({ message: "serve runs as a program of its own; start it with the spillway bin" }))
 ).pipe(Layer.provideMerge(NodeFileSystem.layer))
 const layer = Layer.provideMerge(Spill.layerRead(), services)
 

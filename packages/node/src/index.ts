@@ -26,3 +26,5 @@ export * as NodeScratchStore from "./NodeScratchStore.js"
 export * as SqlBackend from "./SqlBackend.js"
 /** Pattern scans on worker threads, each ended at its deadline. */
 export * as NodePattern from "./NodePattern.js"
+/** The web view served on Node, over the directory's stores, read capabilities only. */
+export * as NodeWeb from "./NodeWeb.js"

@@ -1,0 +1,322 @@
+/**
+ * A web view for people over kept output: the jobs and their output,
+ * followed live while it is written; saved outputs and evidence, paged
+ * lazily by line, searched with the bounded engine `spillway grep` uses,
+ * and set beside the preview a model got. It holds read capabilities only
+ * (`BodyRead` and `Spill.SpillRead`), so it can never run, write, signal or
+ * delete anything, and every request reaches a body through `Access`, as
+ * the tools do. Served by `@effect/platform`'s HTTP router; the pages are
+ * plain HTML with one small script, and no page shows a path, a cursor or
+ * a credential.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { Spill } from "@spillway/core"
+import { Effect, Option } from "effect"
+import type { BodyRead } from "./BodyRead.js"
+import * as Assets from "./internal/assets.js"
+import * as Html from "./internal/html.js"
+import * as Views from "./internal/views.js"
+
+/** How a host's tools told a model to read on and search, so a re-derived preview says the same. */
+export type Hints = Views.Hints
+
+/** Whom the view is for and how it behaves; only `owner` is required. */
+export interface Options {
+  /** The person: the view shows what this owner may read. */
+  readonly owner: string
+  /** Only this channel's jobs and agents; by default every channel of the owner's. */
+  readonly channel?: string | undefined
+  /**
+   * A token a request must carry (an `Authorization: Bearer` header, or
+   * `?token=` once, which sets a cookie) unless it comes from loopback.
+   * Without one, only loopback requests are answered.
+   */
+  readonly token?: string | undefined
+  /** How each tool's previews said to read on and search, by tool name; the library's own by default. */
+  readonly hints?: Readonly<Record<string, Hints>> | undefined
+  /** The cap a re-derived preview is made with; 2,000 characters by default. */
+  readonly previewChars?: number | undefined
+  /** How often a followed body is looked at; 250 ms by default. */
+  readonly followPollMillis?: number | undefined
+  /** A follow stream ends after this long and the browser resumes it; 5 minutes by default. */
+  readonly followMaxMillis?: number | undefined
+  /** Most matches a search shows; 200 by default. */
+  readonly maxSearchResults?: number | undefined
+}
+
+/** What the view needs: the read-only grant over the store, and reading saved output by name. */
+export type Requirements = BodyRead | Spill.SpillRead
+
+const configOf = (o: Options): Views.Config => ({
+  owner: o.owner,
+  channel: o.channel,
+  previewChars: o.previewChars ?? 2000,
+  hints: o.hints ?? {},
+  followPollMillis: o.followPollMillis ?? 250,
+  followMaxMillis: o.followMaxMillis ?? 5 * 60 * 1000,
+  maxSearchResults: o.maxSearchResults ?? 200,
+  windowLines: 200,
+  maxApiLines: 2000,
+  jobLines: 500,
+  salienceScanBytes: 64 * 1024 * 1024
+})
+
+/** A request the view cannot answer as asked. */
+class Refused {
+  readonly _tag = "Refused"
+  constructor(readonly status: number, readonly message: string, readonly headers: Readonly<Record<string, string>> = {}) {}
+}
+
+/** What an error of a view means to a browser: a status and a message that shows no path. */
+const statusOf = (e: { readonly _tag: string; readonly message: string }): { status: number; message: string } => {
+  switch (e._tag) {
+    case "Refused":
+      return { status: (e as Refused).status, message: e.message }
+    case "InvalidRequest":
+    case "GrepPatternError":
+      return { status: 400, message: e.message }
+    case "NotFound":
+      return { status: 404, message: e.message }
+    case "AccessDenied":
+    case "SpillPolicyRefused":
+      return { status: 403, message: e.message }
+    case "Expired":
+      return { status: 410, message: e.message }
+    default:
+      return { status: 500, message: "the store could not be read; the server's log says why" }
+  }
+}
+
+const htmlResponse = (body: string, status = 200) =>
+  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8" })
+
+type Failure = { readonly _tag: string; readonly message: string }
+
+/** Runs a page's effect; an error becomes an error page with its status. */
+const page = <E extends Failure, R>(owner: string, title: string, make: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.catchAll(make, (e) =>
+    Effect.gen(function*() {
+      const { message, status } = statusOf(e)
+      if (status >= 500) yield* Effect.logError(`${title}: ${e.message}`)
+      return htmlResponse(Html.layout(title, owner, Html.error(status, message)), status)
+    }))
+
+/** Runs an API call's effect; an error becomes `{ error, message }` with its status. */
+const api = <A, E extends Failure, R>(make: Effect.Effect<A, E, R>) =>
+  Effect.match(make, {
+    onSuccess: (body) => HttpServerResponse.unsafeJson(body),
+    onFailure: (e) => {
+      const { message, status } = statusOf(e)
+      return HttpServerResponse.unsafeJson({ error: e._tag === "Refused" ? "InvalidRequest" : e._tag, message }, { status })
+    }
+  })
+
+/** A whole number from a query parameter, within bounds; absent is undefined. */
+const wholeNumber = (params: URLSearchParams, name: string, min: number, max: number) =>
+  Effect.suspend(() => {
+    const raw = params.get(name)
+    if (raw === null || raw === "") return Effect.succeed(undefined)
+    if (!/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      return Effect.fail(new Refused(400, `${name}: must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 40))}`))
+    }
+    return Effect.succeed(Number(raw))
+  })
+
+const searchParams = Effect.map(HttpServerRequest.HttpServerRequest, (r) => new URL(r.url, "http://view").searchParams)
+
+const nameParam = Effect.map(HttpRouter.params, (p) => p.name ?? "")
+
+/** The routes, every one a GET; anything else is refused with 405. */
+export const router = (options: Options): HttpRouter.HttpRouter<never, Requirements> => {
+  const c = configOf(options)
+  const owner = c.owner
+  const layout = (title: string, main: string, current: "jobs" | "outputs" | "" = "") => Html.layout(title, owner, main, current)
+  const query = Effect.map(searchParams, (p) => {
+    const q = p.get("q") ?? ""
+    return q === "" ? undefined : { pattern: q, ignoreCase: p.get("i") === "1" }
+  })
+  return HttpRouter.empty.pipe(
+    HttpRouter.get("/", HttpServerResponse.redirect("/jobs", { status: 303 })),
+    HttpRouter.get("/assets/style.css", Effect.succeed(HttpServerResponse.text(Assets.css, { contentType: "text/css; charset=utf-8" }))),
+    HttpRouter.get("/assets/app.js", Effect.succeed(HttpServerResponse.text(Assets.js, { contentType: "text/javascript; charset=utf-8" }))),
+    HttpRouter.get("/jobs", page(owner, "Jobs", Effect.map(Views.list(c, ["spool"]), (l) => htmlResponse(layout("Jobs", Html.jobs(l), "jobs"))))),
+    HttpRouter.get(
+      "/outputs",
+      page(owner, "Saved outputs", Effect.map(Views.list(c, ["spill", "evidence"]), (l) => htmlResponse(layout("Saved outputs", Html.outputs(l), "outputs"))))
+    ),
+    HttpRouter.get(
+      "/jobs/:name",
+      page(owner, "Job", Effect.gen(function*() {
+        const name = yield* nameParam
+        const s = yield* Views.summary(c, name)
+        if (s.job === undefined) return HttpServerResponse.redirect(`/view/${encodeURIComponent(name)}`, { status: 303 })
+        const v = yield* Views.job(c, name)
+        return htmlResponse(layout(s.job.command, Html.job(v), "jobs"))
+      }))
+    ),
+    HttpRouter.get(
+      "/view/:name",
+      page(owner, "Output", Effect.gen(function*() {
+        const name = yield* nameParam
+        const params = yield* searchParams
+        const line = yield* wholeNumber(params, "line", 1, Number.MAX_SAFE_INTEGER)
+        const v = yield* Views.page(c, name, line, yield* query)
+        const current = v.summary.profile === "spool" ? "jobs" : "outputs"
+        return htmlResponse(layout(name, Html.view(v), current), v.search?.error !== undefined ? 400 : 200)
+      }))
+    ),
+    HttpRouter.get(
+      "/view/:name/seen",
+      page(owner, "What the model saw", Effect.gen(function*() {
+        const name = yield* nameParam
+        const v = yield* Views.seen(c, name)
+        return htmlResponse(layout(`What the model saw of ${name}`, Html.seen(v), "outputs"))
+      }))
+    ),
+    HttpRouter.get("/api/jobs", api(Effect.map(Views.list(c, ["spool"]), (items) => ({ items })))),
+    HttpRouter.get("/api/outputs", api(Effect.map(Views.list(c, ["spill", "evidence"]), (items) => ({ items })))),
+    HttpRouter.get("/api/view/:name", api(Effect.flatMap(nameParam, (name) => Views.summary(c, name)))),
+    HttpRouter.get(
+      "/api/view/:name/lines",
+      api(Effect.gen(function*() {
+        const name = yield* nameParam
+        const params = yield* searchParams
+        const from = (yield* wholeNumber(params, "from", 1, Number.MAX_SAFE_INTEGER)) ?? 1
+        const count = (yield* wholeNumber(params, "count", 1, c.maxApiLines)) ?? c.windowLines
+        const w = yield* Views.lines(c, name, from, count)
+        const q = yield* query
+        const marks = q === undefined ? undefined : yield* Views.marksOf(q, w.lines)
+        return { from: w.from, count: w.lines.length, total: w.total, lines: w.lines, ...(marks !== undefined ? { marks } : {}), ...(w.cut !== undefined ? { cut: w.cut } : {}) }
+      }))
+    ),
+    HttpRouter.get(
+      "/api/view/:name/search",
+      api(Effect.gen(function*() {
+        const name = yield* nameParam
+        const params = yield* searchParams
+        const q = params.get("q") ?? ""
+        const max = (yield* wholeNumber(params, "max", 1, 10_000)) ?? c.maxSearchResults
+        return yield* Views.search(c, name, q, params.get("i") === "1", max)
+      }))
+    ),
+    HttpRouter.get(
+      "/api/view/:name/follow",
+      Effect.gen(function*() {
+        const name = yield* nameParam
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const params = yield* searchParams
+        // after a reconnect the browser names the last event it got, and its id is the byte to resume from
+        const lastId = request.headers["last-event-id"]
+        const fromHeader = lastId !== undefined && lastId !== "" ? new URLSearchParams({ offset: lastId }) : params
+        const from = (yield* wholeNumber(fromHeader, "offset", 0, Number.MAX_SAFE_INTEGER)) ?? 0
+        const stream = yield* Views.follow(c, name, from)
+        return HttpServerResponse.stream(stream, {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+        })
+      }).pipe(Effect.catchAll((e) => api(Effect.fail(e))))
+    ),
+    HttpRouter.all(
+      "*",
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (request.method !== "GET") {
+          const message = `${request.method} is not allowed: this view only reads (GET), it never runs, writes, signals or deletes anything`
+          return HttpServerResponse.unsafeJson({ error: "MethodNotAllowed", message }, { status: 405, headers: { allow: "GET" } })
+        }
+        const message = "no such page; the view has /jobs, /outputs and /view/NAME"
+        return wantsJson(request)
+          ? HttpServerResponse.unsafeJson({ error: "NotFound", message }, { status: 404 })
+          : htmlResponse(layout("Not found", Html.error(404, message)), 404)
+      })
+    )
+  )
+}
+
+const wantsJson = (request: HttpServerRequest.HttpServerRequest) =>
+  new URL(request.url, "http://view").pathname.startsWith("/api/") || (request.headers.accept ?? "").includes("application/json")
+
+/** True for a loopback address, IPv4, IPv6 or IPv4 mapped into IPv6. */
+export const isLoopback = (address: string): boolean =>
+  /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address) || address === "::1" || /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address)
+
+/** True for a Host header naming this machine's loopback (with any port). */
+const isLoopbackHost = (host: string): boolean => {
+  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "")
+  return name === "localhost" || name === "[::1]" || isLoopback(name)
+}
+
+/** Compares two strings in time that depends only on their lengths. */
+const sameToken = (a: string, b: string): boolean => {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
+}
+
+const COOKIE = "spillway_view"
+
+const security = {
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "x-frame-options": "DENY"
+}
+
+/**
+ * The view as an app: the routes behind the guard. A request from loopback
+ * that names a loopback host is answered; any other needs the token (a
+ * request from elsewhere without one is refused with 401, and with no token
+ * set, it is refused outright). A page from another site that resolved its
+ * own name to 127.0.0.1 names its own host, and is refused.
+ */
+export const app = (options: Options): Effect.Effect<HttpApp.Default<never, Requirements>> =>
+  Effect.map(HttpRouter.toHttpApp(router(options)), (routes) => guard(options, routes))
+
+const guard = <E extends { readonly _tag: string }, R>(options: Options, routes: HttpApp.Default<E, R>): HttpApp.Default<never, R> => {
+  const owner = options.owner
+  const refuse = (status: number, message: string) =>
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+      wantsJson(request)
+        ? HttpServerResponse.unsafeJson({ error: status === 401 ? "TokenNeeded" : "Refused", message }, { status })
+        : htmlResponse(Html.layout("Not allowed", owner, Html.error(status, message)), status))
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const remote = Option.getOrUndefined(request.remoteAddress)
+    const local = remote !== undefined && isLoopback(remote) && isLoopbackHost(request.headers.host ?? "")
+    const token = options.token
+    if (!local) {
+      if (token === undefined) {
+        return yield* refuse(403, "this view answers loopback requests for this machine's own host names only; start it with a token to reach it otherwise")
+      }
+      const url = new URL(request.url, "http://view")
+      const header = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "")?.[1]
+      const given = header ?? request.cookies[COOKIE] ?? url.searchParams.get("token") ?? ""
+      if (!sameToken(given, token)) {
+        return yield* refuse(401, "a token is needed: open the address `spillway serve` printed, with its token")
+      }
+      if (url.searchParams.has("token")) {
+        // the token goes into an HttpOnly cookie and out of the address, so no page or history shows it
+        url.searchParams.delete("token")
+        const rest = url.searchParams.toString()
+        return HttpServerResponse.redirect(`${url.pathname}${rest === "" ? "" : `?${rest}`}`, {
+          status: 303,
+          headers: { "set-cookie": `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` }
+        })
+      }
+    }
+    const routed = yield* routes.pipe(Effect.catchAll(() => refuse(404, "no such page")))
+    return HttpServerResponse.setHeaders(routed, security)
+  }).pipe(Effect.catchAllDefect((defect) =>
+    Effect.zipRight(
+      Effect.logError("the web view failed", defect),
+      Effect.succeed(HttpServerResponse.text("the view failed; the server's log says why", { status: 500 }))
+    )
+  ))
+}
