@@ -18,8 +18,26 @@ export const Checkpoint = Schema.Struct({ codePoint: Schema.Number, byte: Schema
 /** A code-point offset and the byte offset where that code point starts. */
 export type Checkpoint = typeof Checkpoint.Type
 
+/**
+ * An array of numbers, checked in one pass and kept as it is: a large
+ * body's checkpoints number tens of thousands, and checking them element by
+ * element made every read of its manifest allocate megabytes.
+ */
+const Numbers = Schema.declare(
+  (u: unknown): u is ReadonlyArray<number> => Array.isArray(u) && u.every((n) => typeof n === "number"),
+  { identifier: "Numbers", description: "an array of numbers" }
+)
+
+/** Checkpoints checked in one pass and kept as they are, like `Numbers`. */
+const Checkpoints = Schema.declare(
+  (u: unknown): u is ReadonlyArray<Checkpoint> =>
+    Array.isArray(u) &&
+    u.every((c) => typeof c === "object" && c !== null && typeof c.codePoint === "number" && typeof c.byte === "number"),
+  { identifier: "Checkpoints", description: "an array of { codePoint, byte }" }
+)
+
 /** Byte offsets of every `every`-th line start: `starts[k]` is where line `k * every + 1` starts. */
-export const LineCheckpoints = Schema.Struct({ every: Schema.Number, starts: Schema.Array(Schema.Number) })
+export const LineCheckpoints = Schema.Struct({ every: Schema.Number, starts: Numbers })
 
 /** Byte offsets of every `every`-th line start. */
 export type LineCheckpoints = typeof LineCheckpoints.Type
@@ -88,7 +106,7 @@ export const Manifest = Schema.Struct({
   kept: Schema.Literal("whole", "head"),
   /** Why capture stopped early (a quota, a failed write), when it did. */
   captureError: Schema.NullOr(Schema.String),
-  checkpoints: Schema.Array(Checkpoint),
+  checkpoints: Checkpoints,
   lineIndex: LineCheckpoints,
   origin: Origin
 })

@@ -24,10 +24,16 @@ const Int = Schema.Union(
   Schema.transform(Schema.BigIntFromSelf, Schema.Number, { strict: true, decode: (b) => Number(b), encode: (n) => BigInt(n) })
 )
 
+// Checked in one pass: a large body's checkpoints number tens of thousands.
+const Numbers = Schema.declare(
+  (u: unknown): u is ReadonlyArray<number> => Array.isArray(u) && u.every((n) => typeof n === "number"),
+  { identifier: "Numbers", description: "an array of numbers" }
+)
+
 /** Code-point checkpoints, kept compact as one flat array `[codePoint, byte, codePoint, byte, ...]`. */
 const FlatCheckpoints = Schema.transformOrFail(
-  Schema.parseJson(Schema.Array(Schema.Number)),
-  Schema.Array(Manifests.Checkpoint),
+  Schema.parseJson(Numbers),
+  Manifests.Manifest.fields.checkpoints,
   {
     strict: true,
     decode: (flat, _, ast) =>
