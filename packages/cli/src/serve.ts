@@ -14,9 +14,14 @@ import { NodeWeb } from "@spillway/node"
 import { Handlers } from "@spillway/tools"
 import { Cause, Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as Fs from "node:fs"
+import * as V8 from "node:v8"
 import { cliGrepHint, cliHint } from "./Hints.js"
 import { Exit2, OutputTag, processOutput } from "./Output.js"
 import * as ServeCommand from "./ServeCommand.js"
+
+// Paging a large body leaves short-lived garbage for which V8 would grow its young generation
+// to 16 MiB semispaces and keep them; a long-lived server keeps them at their first size.
+V8.setFlagsFromString("--semi-space-growth-factor=1")
 
 const readToken = (file: string) =>
   Effect.try({

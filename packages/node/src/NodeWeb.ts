@@ -12,9 +12,11 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Access, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { BodyRead, WebView } from "@spillway/web"
-import { Effect, Layer, type Scope } from "effect"
+import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
+import * as V8 from "node:v8"
+import * as Vm from "node:vm"
 import * as NodeBodies from "./NodeBodies.js"
 import * as NodePattern from "./NodePattern.js"
 
@@ -36,6 +38,8 @@ export interface Options {
   readonly hints?: Readonly<Record<string, WebView.Hints>> | undefined
   /** A follow stream ends after this long and the browser resumes it. */
   readonly followMaxMillis?: number | undefined
+  /** The JavaScript heap the server lets garbage fill before it collects it; 24 MiB by default. */
+  readonly heapBudgetMiB?: number | undefined
 }
 
 /** Where a started view answers. */
@@ -56,9 +60,37 @@ export const layerRead = (options: Pick<Options, "directory"> = {}) =>
         Layer.provide(Access.allowOwners)
       ),
       SpillPolicy.allowAll,
-      NodePattern.layer()
+      // searches are one person's at a time: two workers with small heaps
+      NodePattern.layer({ maxWorkers: 2, maxWorkerHeapMiB: 64 })
     ))
   )
+
+/**
+ * Keeps the JavaScript heap within a budget. Reading a large body's
+ * manifest and pages leaves short-lived garbage that V8 would let grow the
+ * heap by a hundred MiB or more before collecting it; a full collection
+ * whenever the heap passes the budget (looked at every 100 ms) keeps the
+ * server's memory flat whatever the bodies' size.
+ */
+const heapBudget = (budgetMiB: number): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const gc = (() => {
+      try {
+        V8.setFlagsFromString("--expose-gc")
+        return Vm.runInNewContext("gc") as () => void
+      } catch {
+        return undefined
+      }
+    })()
+    if (gc === undefined) return Effect.void
+    const budget = budgetMiB * 1024 * 1024
+    const check = Effect.sync(() => {
+      if (V8.getHeapStatistics().used_heap_size > budget) gc()
+    })
+    // after every request, and every 100 ms for the long ones (a follow, a search)
+    yield* Effect.forkScoped(Effect.repeat(check, Schedule.spaced(Duration.millis(100))))
+    return check
+  })
 
 const isLoopback = (host: string) => host === "localhost" || WebView.isLoopback(host)
 
@@ -80,7 +112,8 @@ export const serve = (options: Options = {}): Effect.Effect<Started, unknown, Sc
       NodeHttpServer.layer(() => Http.createServer(), { port: options.port ?? 0, host }),
       layerRead(options)
     ))
-    yield* HttpServer.serveEffect(app).pipe(Effect.provide(context))
+    const collect = yield* heapBudget(options.heapBudgetMiB ?? 24)
+    yield* HttpServer.serveEffect(Effect.ensuring(app, collect)).pipe(Effect.provide(context))
     const address = yield* HttpServer.addressWith((a) => Effect.succeed(a)).pipe(Effect.provide(context))
     const port = address._tag === "TcpAddress" ? address.port : 0
     const shown = host.includes(":") ? `[${host}]` : host

@@ -277,7 +277,8 @@ const security = {
  * own name to 127.0.0.1 names its own host, and is refused.
  */
 export const app = (options: Options): Effect.Effect<HttpApp.Default<never, Requirements>> =>
-  Effect.map(HttpRouter.toHttpApp(router(options)), (routes) => guard(options, routes))
+  // names longer than the route matcher's default are still refused by the name check, with its reason
+  Effect.map(HttpRouter.toHttpApp(router(options)).pipe(HttpRouter.withRouterConfig({ maxParamLength: 1024 })), (routes) => guard(options, routes))
 
 const guard = <E extends { readonly _tag: string }, R>(options: Options, routes: HttpApp.Default<E, R>): HttpApp.Default<never, R> => {
   const owner = options.owner
