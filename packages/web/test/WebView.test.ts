@@ -30,6 +30,8 @@ afterAll(async () => {
   Fs.rmSync(directory, { recursive: true, force: true })
 })
 
+const json = (r: Response): Promise<any> => r.json() as Promise<any>
+
 /** A GET naming any Host, which fetch does not let a caller set. */
 const withHost = (port: number, path: string, host: string, headers: Record<string, string> = {}) =>
   new Promise<{ status: number; headers: Http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
@@ -77,7 +79,7 @@ describe("spillway serve over HTTP", () => {
         const r = await get(path, { method, body: method === "DELETE" ? null : "x" })
         expect(r.status, `${method} ${path}`).toBe(405)
         expect(r.headers.get("allow")).toBe("GET")
-        expect((await r.json()).message).toMatch(/only reads \(GET\)/)
+        expect((await json(r)).message).toMatch(/only reads \(GET\)/)
       }
     }
     expect(snapshot()).toEqual(before)
@@ -115,7 +117,7 @@ describe("spillway serve over HTTP", () => {
     for (const [path, message] of cases) {
       const r = await get(path)
       expect(r.status, path).toBe(400)
-      expect((await r.json()).message, path).toMatch(message)
+      expect((await json(r)).message, path).toMatch(message)
     }
     const page = await get(`/view/${log}?line=5001`)
     expect(page.status).toBe(400)
@@ -128,7 +130,7 @@ describe("spillway serve over HTTP", () => {
   it("says what is unknown, and refuses names that are paths or hidden files before looking", async () => {
     const unknown = await get("/api/view/2026-01-01T00-00-00-000Z-abcdef.log")
     expect(unknown.status).toBe(404)
-    expect((await unknown.json()).message).toMatch(/no saved output "2026-01-01T00-00-00-000Z-abcdef.log"/)
+    expect((await json(unknown)).message).toMatch(/no saved output "2026-01-01T00-00-00-000Z-abcdef.log"/)
     expect((await get("/view/nothing-here.log")).status).toBe(404)
     const tricks = [
       "..%2F..%2Fetc%2Fpasswd",
@@ -170,10 +172,10 @@ describe("spillway serve over HTTP", () => {
   it("passes every request through Access: another owner's output is refused and never listed", async () => {
     const r = await get(`/api/view/${other}/lines`)
     expect(r.status).toBe(403)
-    expect((await r.json()).message).toMatch(/you may not read saved output/)
+    expect((await json(r)).message).toMatch(/you may not read saved output/)
     expect((await get(`/view/${other}`)).status).toBe(403)
     expect((await get(`/api/view/${other}/follow`)).status).toBe(403)
-    const listed = (await (await get("/api/outputs")).json()).items.map((i: { id: string }) => i.id)
+    const listed = (await json(await get("/api/outputs"))).items.map((i: { id: string }) => i.id)
     expect(listed).toContain(log)
     expect(listed).not.toContain(other)
   })
@@ -211,16 +213,16 @@ describe("spillway serve over HTTP", () => {
       expect(body, path).not.toContain(secret)
       expect(body, path).not.toContain("ghp_")
     }
-    const searched = await (await get(`/api/view/${secretLog}/search?q=ghp_`)).json()
+    const searched = await json(await get(`/api/view/${secretLog}/search?q=ghp_`))
     expect(searched.matches).toEqual([])
   })
 
   it("pages any window of lines and marks search matches in them", async () => {
-    const page = await (await get(`/api/view/${log}/lines?from=3999&count=3&q=${encodeURIComponent("unit [0-9]+")}`)).json()
+    const page = await json(await get(`/api/view/${log}/lines?from=3999&count=3&q=${encodeURIComponent("unit [0-9]+")}`))
     expect(page).toMatchObject({ from: 3999, count: 3, total: 5000 })
     expect(page.lines[2]).toBe("line 4001 of the build error: unit 4001 failed")
     expect(page.marks).toEqual([[], [], [[30, 39]]])
-    const found = await (await get(`/api/view/${log}/search?q=${encodeURIComponent("error: unit [0-9]+ failed")}`)).json()
+    const found = await json(await get(`/api/view/${log}/search?q=${encodeURIComponent("error: unit [0-9]+ failed")}`))
     expect(found.matches).toEqual([{ line: 4001, text: "line 4001 of the build error: unit 4001 failed", cut: false, spans: [[23, 46]] }])
     const html = await (await get(`/view/${log}?line=5000`)).text()
     expect(html).toContain('id="L5000"')

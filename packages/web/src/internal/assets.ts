@@ -45,11 +45,17 @@ input,button{font:inherit;padding:6px 8px;border:1px solid var(--line);border-ra
 input[type=number]{width:9em}input[type=search]{width:min(28em,70vw)}
 button{cursor:pointer;background:var(--accent);color:var(--bg);border-color:var(--accent)}
 .check{display:flex;gap:4px;align-items:center;font-size:14px}.check input{min-height:auto}
-.body{border:1px solid var(--line);border-radius:6px;font-size:13px;line-height:1.45;overflow-x:auto}
-.l{display:flex;min-width:0}.l:target,.l.target{background:var(--mark)}
-.l .n{flex:none;width:7.5ch;padding:0 8px 0 0;text-align:right;color:var(--mute);text-decoration:none;user-select:none;border-right:1px solid var(--line);background:var(--soft)}
+.body{display:table;width:100%;border:1px solid var(--line);border-radius:6px;font-size:13px;line-height:1.45}
+.body>.loading,.body>.empty{display:table-caption;caption-side:bottom}.body>.loading:first-child{caption-side:top}
+.l{display:table-row}.l:target,.l.target{background:var(--mark)}
+.l .n{display:table-cell;width:1%;padding:0 8px;text-align:right;color:var(--mute);text-decoration:none;user-select:none;border-right:1px solid var(--line);background:var(--soft);white-space:nowrap}
 .l .n:focus-visible{outline-offset:-3px}
-.l .t{padding:0 8px;white-space:pre-wrap;overflow-wrap:anywhere;min-width:0}
+.l .t{display:table-cell;padding:0 8px;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}
+@media (max-width:640px){
+.list table,.list thead,.list tbody,.list tr,.list td{display:block}.list thead{position:absolute;left:-9999px}
+.list tr{border-bottom:1px solid var(--line);padding:6px 0}.list td{border:0;padding:2px 0;text-align:left}
+.list td[data-label]::before{content:attr(data-label) " ";color:var(--mute);font-size:13px}
+.list td.num{text-align:left}}
 mark{background:var(--mark);color:inherit;outline:1px solid #d4a72c}
 .matches,.salient{padding-left:0;list-style:none;font-size:14px}
 .matches li,.salient li{padding:2px 0;overflow-wrap:anywhere}
@@ -61,7 +67,7 @@ mark{background:var(--mark);color:inherit;outline:1px solid #d4a72c}
 .beside{display:grid;grid-template-columns:1fr;gap:16px}
 @media (min-width:1000px){.beside{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}}
 .preview{margin:0;padding:8px;border:1px solid var(--line);border-radius:6px;background:var(--soft);white-space:pre-wrap;overflow-wrap:anywhere;font-size:13px}
-.omitted{background:var(--omit);border-top:1px dashed var(--line);border-bottom:1px dashed var(--line);padding:6px 10px;font-size:13px}
+.l.omitted{background:var(--omit)}.l.omitted .t{padding:6px 8px;border-top:1px dashed var(--line);border-bottom:1px dashed var(--line)}
 .loading{color:var(--mute);padding:4px 8px;font-size:13px}
 kbd{border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:12px}
 `
@@ -83,6 +89,10 @@ export const js = `"use strict";
     t.appendChild(document.createTextNode(text.slice(at)));
     d.appendChild(a); d.appendChild(t); return d;
   }
+
+  // A window opened at a line (a form gives no #fragment): bring that line into sight.
+  var target = document.querySelector(".l.target");
+  if (target && !location.hash) { target.scrollIntoView({ block: "center" }); var tn = target.querySelector(".n"); if (tn) tn.focus({ preventScroll: true }); }
 
   // The page view: load the lines before and after the window as they scroll into sight; keep at most MAX_LINES in the page.
   var body = document.getElementById("body");

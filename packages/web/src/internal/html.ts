@@ -74,16 +74,16 @@ export const jobs = (list: ReadonlyArray<Views.Summary>): string => {
     const s = jobState(j)
     return `<tr>
 <td class="cmd"><a href="/jobs/${seg(j.id)}"><code>${escape(j.job?.command ?? j.id)}</code></a></td>
-<td><span class="state ${s.cls}">${escape(s.word)}</span></td>
-<td class="num">${j.job?.exitCode ?? "–"}</td>
-<td>${time(j.createdAt)}</td>
-<td class="num">${size(j.bytes)}</td>
-<td>${time(j.expiresAt, j.state === "writing" ? "after it ends" : "never")}</td>
+<td data-label="Status"><span class="state ${s.cls}">${escape(s.word)}</span></td>
+<td class="num" data-label="Exit">${j.job?.exitCode ?? "–"}</td>
+<td data-label="Started">${time(j.createdAt)}</td>
+<td class="num" data-label="Size">${size(j.bytes)}</td>
+<td data-label="Expires">${time(j.expiresAt, j.state === "writing" ? "after it ends" : "never")}</td>
 </tr>`
   }).join("\n")
   return `<h1>Jobs</h1>
 <p class="lede">Background jobs and their output, newest first. A running job's page follows its output as it is written.</p>
-${list.length === 0 ? `<p class="empty">No jobs yet.</p>` : `<div class="scroll"><table>
+${list.length === 0 ? `<p class="empty">No jobs yet.</p>` : `<div class="scroll list"><table>
 <caption class="sr">Jobs</caption>
 <thead><tr><th scope="col">Command</th><th scope="col">Status</th><th scope="col">Exit</th><th scope="col">Started</th><th scope="col">Size</th><th scope="col">Expires</th></tr></thead>
 <tbody>
@@ -97,20 +97,20 @@ export const outputs = (list: ReadonlyArray<Views.Summary>): string => {
   const rows = list.map((o) =>
     `<tr>
 <td class="name"><a href="/view/${seg(o.id)}">${escape(o.id)}</a></td>
-<td>${escape(o.profile === "spill" ? "saved output" : o.profile)}</td>
-<td>${escape(o.tool)}</td>
-<td>${escape(o.status)}</td>
-<td class="num">${size(o.bytes)}</td>
-<td class="num">${count(o.lines)}</td>
-<td>${escape(o.owner)}</td>
-<td>${time(o.createdAt)}</td>
-<td>${time(o.expiresAt)}</td>
+<td data-label="Kind">${escape(o.profile === "spill" ? "saved output" : o.profile)}</td>
+<td data-label="Tool">${escape(o.tool)}</td>
+<td data-label="Status">${escape(o.status)}</td>
+<td class="num" data-label="Size">${size(o.bytes)}</td>
+<td class="num" data-label="Lines">${count(o.lines)}</td>
+<td data-label="Owner">${escape(o.owner)}</td>
+<td data-label="Created">${time(o.createdAt)}</td>
+<td data-label="Expires">${time(o.expiresAt)}</td>
 <td><a href="/view/${seg(o.id)}/seen">what the model saw</a></td>
 </tr>`
   ).join("\n")
   return `<h1>Saved outputs and evidence</h1>
 <p class="lede">Output kept whole after a model was shown a preview of it, newest first. Secrets were masked before anything was kept.</p>
-${list.length === 0 ? `<p class="empty">Nothing is kept.</p>` : `<div class="scroll"><table>
+${list.length === 0 ? `<p class="empty">Nothing is kept.</p>` : `<div class="scroll list"><table>
 <caption class="sr">Saved outputs and evidence</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Lines</th><th scope="col">Owner</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col"><span class="sr">Preview</span></th></tr></thead>
 <tbody>
@@ -235,7 +235,7 @@ export const seen = (v: Views.SeenView): string => {
   const s = v.summary
   const parts = v.body.map((p) =>
     p.kind === "omitted"
-      ? `<div class="omitted"><a href="/view/${seg(s.id)}?line=${p.from}#L${p.from}">lines ${count(p.from)}–${count(p.to)} not shown to the model (${count(p.to - p.from + 1)} ${p.to === p.from ? "line" : "lines"})</a></div>`
+      ? `<div class="l omitted"><span class="n" aria-hidden="true">⋯</span><span class="t"><a href="/view/${seg(s.id)}?line=${p.from}#L${p.from}">lines ${count(p.from)}–${count(p.to)} not shown to the model (${count(p.to - p.from + 1)} ${p.to === p.from ? "line" : "lines"})</a></span></div>`
       : p.lines.map((t, k) => line(s.id, p.from + k, t)).join("\n")
   ).join("\n")
   return `<h1><span class="sr">What the model saw of </span><code>${escape(s.id)}</code></h1>

@@ -535,7 +535,7 @@ export const seen = (c: Config, name: string) =>
       salient: found.total > 0 ? { lines: found.lines, total: found.total, grep: compiled.grepPattern(found.rules) } : undefined
     })
     const notes = [
-      `Previews are not stored: this one is re-derived from the body with the same code, the default rules for failure lines and a ${c.previewChars.toLocaleString("en-US")}-character cap, as \`spillway run\` and \`run_command\` use by default (a host with another cap or rules of its own showed a different cut).`,
+      `Previews are not stored: this one is re-derived from the body with the same code, the default rules for failure lines and a ${c.previewChars.toLocaleString("en-US")}-character cap, as spillway run and run_command use by default (a host with another cap or rules of its own showed a different cut).`,
       m.kept === "head" ? "Only the start of the output was kept, so its line count here is the kept part's." : "",
       exitCode === undefined ? `Its status (${m.status}) names no exit code; 0 is assumed.` : "",
       took > 1000 ? `Finding its failure lines read all ${size.toLocaleString("en-US")} bytes (${(took / 1000).toFixed(1)} s).` : ""
