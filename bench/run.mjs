@@ -3,6 +3,7 @@
 //
 //   pnpm bench            all benchmarks
 //   SIZE_MIB=64 pnpm bench  smaller files for a quick look
+/* global fetch */
 import { execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -110,6 +111,47 @@ const deep = deepLines - 1000
 
 const rows = []
 const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, ours, theirs, target, ok, unit })
+
+{
+  // The web view: the page showing the last line of a 256 MiB saved output
+  // against the page showing its first, from a real `spillway serve`.
+  const server = spawn(process.execPath, [bin, "serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "inherit"] })
+  const url = await new Promise((resolve, reject) => {
+    let out = ""
+    server.stdout.on("data", (d) => {
+      out += d
+      if (out.includes("\n")) resolve(out.split("\n")[0].trim().replace(/\/$/, ""))
+    })
+    server.once("exit", (code) => reject(new Error(`spillway serve exited ${code}`)))
+  })
+  const total = (await (await fetch(`${url}/api/view/${logName}`)).json()).lines
+  const show = async (line) => {
+    const started = performance.now()
+    const page = await (await fetch(`${url}/view/${logName}?line=${line}`)).text()
+    const ms = performance.now() - started
+    if (!page.includes(`id="L${line}"`)) throw new Error(`the page for line ${line} does not show it`)
+    return ms
+  }
+  for (let i = 0; i < 3; i++) {
+    await show(1)
+    await show(total)
+  }
+  const first = []
+  const last = []
+  for (let i = 0; i < 21; i++) {
+    first.push(await show(1))
+    last.push(await show(total))
+  }
+  server.kill("SIGTERM")
+  const a = median(last)
+  const b = median(first)
+  add(`spillway serve, ${size / MiB} MiB output: page at its last line vs at its first`, a, b, "within 2x", a / b <= 2)
+  console.log(`spillway serve: the last line (${total}) of ${size / MiB} MiB shown in ${a.toFixed(1)} ms, the first in ${b.toFixed(1)} ms (${(a / b).toFixed(2)}x)`)
+}
+if (process.env.BENCH === "serve") {
+  printTable()
+  process.exit(0)
+}
 
 {
   const r = await compare(`${spillway} run -- cat ${q(log)} > /dev/null`, `cat ${q(log)} > ${q(out)}`, 5, dropCaptured)
@@ -328,23 +370,26 @@ const add = (name, ours, theirs, target, ok, unit = "ms") => rows.push({ name, o
   add("paging a 4 MiB spool: through a lease (stdio host) vs locally", times.remote, times.local, "within 3x", times.remote / times.local <= 3)
 }
 
-const fmt = (x, unit) =>
-  unit === "MiB" ? `${x.toFixed(1)} MiB` : x < 1 ? `${x.toFixed(3)} ms` : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`
-const header = ["benchmark", "spillway", "other tool", "ratio", "target", "met"]
-const table = rows.map((r) => [
-  r.name,
-  fmt(r.ours, r.unit),
-  fmt(r.theirs, r.unit),
-  r.unit === "MiB" ? "-" : `${(r.ours / r.theirs).toFixed(r.ours / r.theirs < 0.1 ? 4 : 2)}x`,
-  r.target,
-  r.ok ? "yes" : "NO"
-])
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)))
-const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`
-console.log(line(header))
-console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`)
-for (const row of table) console.log(line(row))
-Fs.rmSync(out, { force: true })
-for (const name of [logName, linesName]) {
-  for (const f of [name, `.${name}.idx`]) Fs.rmSync(Path.join(spill, f), { force: true })
+function printTable() {
+  const fmt = (x, unit) =>
+    unit === "MiB" ? `${x.toFixed(1)} MiB` : x < 1 ? `${x.toFixed(3)} ms` : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`
+  const header = ["benchmark", "spillway", "other tool", "ratio", "target", "met"]
+  const table = rows.map((r) => [
+    r.name,
+    fmt(r.ours, r.unit),
+    fmt(r.theirs, r.unit),
+    r.unit === "MiB" ? "-" : `${(r.ours / r.theirs).toFixed(r.ours / r.theirs < 0.1 ? 4 : 2)}x`,
+    r.target,
+    r.ok ? "yes" : "NO"
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)))
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`
+  console.log(line(header))
+  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`)
+  for (const row of table) console.log(line(row))
+  Fs.rmSync(out, { force: true })
+  for (const name of [logName, linesName]) {
+    for (const f of [name, `.${name}.idx`]) Fs.rmSync(Path.join(spill, f), { force: true })
+  }
 }
+printTable()

@@ -27,7 +27,10 @@ const readToken = (file: string) =>
   Effect.try({
     try: () => Fs.readFileSync(file, "utf8").trim(),
     catch: () => new Exit2({ message: `cannot read the token file ${file}` })
-  }).pipe(Effect.filterOrFail((t) => t.length >= 16, () => new Exit2({ message: `the token in ${file} is shorter than 16 characters` })))
+  }).pipe(Effect.filterOrFail(
+    (t) => /^[A-Za-z0-9._~+/=-]{16,}$/.test(t),
+    () => new Exit2({ message: `the token in ${file} must be 16 or more letters, digits or . _ ~ + / = -` })
+  ))
 
 const reason = (e: unknown): string => {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause
