@@ -88,7 +88,7 @@ describe.skipIf(!hasChromium)(`the web view in Chromium (${CHROMIUM})`, () => {
     await Effect.runPromise(Effect.flatMap(Process.ProcessControl, (c) => c.cancel({ owner, channel: "conversation-7" }, pid)).pipe(Effect.provide(context)) as Effect.Effect<void>)
     await page.close()
     await phone.close()
-  })
+  }, 120_000)
 
   it("follows a running job's output live while it prints, without reloading", async () => {
     const { pid } = await start("for i in $(seq 1 40); do echo \"tick $i\"; sleep 0.15; done; echo 'a.c:3:5: error: x undeclared'; exit 1")
@@ -119,7 +119,7 @@ describe.skipIf(!hasChromium)(`the web view in Chromium (${CHROMIUM})`, () => {
     await shot(page, "job-ended")
     expect(pid).toBeGreaterThan(0)
     await page.close()
-  })
+  }, 120_000)
 
   it("opens a 256 MiB saved output and jumps to its last line", async () => {
     const page = await open("/outputs")
@@ -151,7 +151,7 @@ describe.skipIf(!hasChromium)(`the web view in Chromium (${CHROMIUM})`, () => {
     await expect.poll(() => page.locator("#body .l").count(), { timeout: 10_000 }).toBeGreaterThan(before)
     expect(await page.locator("#body .l").count()).toBeLessThanOrEqual(1000)
     await page.close()
-  })
+  }, 120_000)
 
   it("searches the 256 MiB output with matches highlighted and linked to their lines", async () => {
     const page = await open(`/view/${big.id}`)
@@ -172,7 +172,7 @@ describe.skipIf(!hasChromium)(`the web view in Chromium (${CHROMIUM})`, () => {
     expect(await target.locator("mark").innerText()).toMatch(/^error: unit \d+ failed$/)
     await shot(page, "search-line")
     await page.close()
-  })
+  }, 120_000)
 
   it("keeps a masked secret masked in the page, in search and beside what the model saw", async () => {
     const page = await open(`/view/${masked}?line=401`)
@@ -193,5 +193,5 @@ describe.skipIf(!hasChromium)(`the web view in Chromium (${CHROMIUM})`, () => {
     await shot(seen, "seen")
     await page.close()
     await seen.close()
-  })
+  }, 120_000)
 })

@@ -487,9 +487,14 @@ export const seen = (c: Config, name: string) =>
       } satisfies SeenView
     }
     if (m.profile !== "spill") {
+      const what = m.profile === "spool"
+        ? "a job's output, which a model polls for its newest lines"
+        : m.origin._tag === "Search"
+        ? "a kept search, whose matches a model pages with get_tool_output"
+        : `kept by the ${m.profile} profile`
       return yield* new Errors.InvalidRequest({
         argument: "name",
-        reason: `${name} is ${m.profile === "spool" ? "a job's output, which a model polls" : `a ${m.profile} body`}; it has no preview of its own. Open it in the page view instead`
+        reason: `${name} is ${what}; it has no single preview. Open it in the page view instead`
       })
     }
     const exitCode = exitOf(m.status)
