@@ -43,12 +43,30 @@ export interface SecretRule {
    */
   readonly anchors?: ReadonlyArray<string>
   /**
+   * Finds what to mask where `pattern` matched, for rules a pattern alone
+   * cannot say: gets the line the match is in (latin1, at most 8 KiB either
+   * side of the match) and where in it the match starts, and returns the
+   * `[start, end)` in that line to mask, or undefined for nothing. `group`,
+   * `minEntropy` and `allow` do not apply.
+   */
+  readonly locate?: (line: string, at: number) => readonly [number, number] | undefined
+  /**
    * Makes this a block rule: `pattern` is the opening marker, and
    * everything after it up to the next match of `end` (or the end of the
    * text) is masked, keeping line breaks; both markers stay visible, and
    * `group`, `minEntropy` and `allow` do not apply.
    */
   readonly end?: RegExp
+  /**
+   * For a block rule: what a line of its body looks like, tested on each
+   * whole line after the opening marker's line. The block then ends at the
+   * first line that holds `end`, or before the first line that neither
+   * matches nor holds `end`, or after `maxLines` lines; only matching lines
+   * (and base64 before `end` on its line) are masked.
+   */
+  readonly body?: RegExp
+  /** For a block rule with `body`: the most lines a block masks; 4096 when absent. */
+  readonly maxLines?: number
 }
 
 /** A literal secret registered under a name, so errors and warnings can say which one. */
@@ -186,7 +204,7 @@ const scanEnv = (env: Record<string, string | undefined>) => {
       } else {
         skipped.push({
           name,
-          bytes: Buffer.byteLength(value, "utf8"),
+          bytes: new TextEncoder().encode(value).length,
           reason: problem._tag === "TooShort" ? `shorter than ${MIN_KNOWN_VALUE_BYTES} bytes` : problem.reason
         })
       }

@@ -1,5 +1,5 @@
 import type { StreamMasker } from "../../Secrets.js"
-import { applyFindingsInPlace, type Engine } from "./engine.js"
+import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
 export const CONTEXT_BYTES = 8192
@@ -40,6 +40,9 @@ export const makeStreamMasker = (
   let pendingLength = 0
   let lineLength = 0
   let context: Uint8Array = EMPTY
+  // whether the context (or, without one, the pending bytes) starts a line
+  let startsLine = true
+  let carried: ReadonlyArray<OpenBlock> = []
   // Bytes emitted so far: marks are reported in output coordinates, once each.
   let emitted = 0
 
@@ -48,6 +51,8 @@ export const makeStreamMasker = (
     pendingLength = 0
     lineLength = 0
     context = EMPTY
+    startsLine = true
+    carried = []
     emitted = 0
   }
 
@@ -56,23 +61,24 @@ export const makeStreamMasker = (
     // emitted part can be masked in place; what the next window needs is
     // copied out first, since it must be the original bytes.
     const combined = concat([context, ...chunks], context.length + pendingLength, true)
-    const findings = engine.scan(combined)
+    const findings = engine.scan(combined, { carried, resumeAt: context.length, startsLine, final })
     const at = context.length + cut
 
     let nextContext: Uint8Array = EMPTY
+    let nextStartsLine = true
     let rest: Uint8Array = EMPTY
     if (!final) {
-      const next: Array<Uint8Array> = []
-      for (const block of findings.blocks) {
-        if (block.markerEnd <= at && (block.closeStart === -1 || block.closeStart > at)) {
-          next.push(Buffer.from(`${block.marker}\n`, "latin1"))
-        }
-      }
+      // blocks opened before the cut and still open there go on in the next window
+      carried = findings.blocks
+        .filter((block) => block.openedAt < at && (block.closedAt === -1 || block.closedAt >= at))
+        .map((block) => ({ rule: block.rule, lines: block.lines }))
       if (combined[at - 1] !== NEWLINE) {
-        const lineStart = combined.lastIndexOf(NEWLINE, at - 1) + 1
-        next.push(combined.slice(Math.max(lineStart, at - CONTEXT_BYTES), at))
+        const newline = combined.lastIndexOf(NEWLINE, at - 1)
+        const lineStart = newline + 1
+        const from = Math.max(lineStart, at - CONTEXT_BYTES)
+        nextContext = combined.slice(from, at)
+        nextStartsLine = from === lineStart && (newline !== -1 || startsLine)
       }
-      nextContext = next.length === 0 ? EMPTY : concat(next, next.reduce((sum, part) => sum + part.length, 0))
       rest = combined.slice(at)
     }
 
@@ -88,6 +94,7 @@ export const makeStreamMasker = (
       return out
     }
     context = nextContext
+    startsLine = nextStartsLine
     chunks = rest.length === 0 ? [] : [rest]
     pendingLength = rest.length
     lineLength = rest.length
