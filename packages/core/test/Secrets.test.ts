@@ -203,6 +203,65 @@ describe("known values", () => {
     expect(m.maskText(json)).not.toContain("quote")
   })
 
+  it("masks every URL encoding a tool prints: RFC 3986, forms and encodeURIComponent, with either hex case", () => {
+    const tricky = "p+ss!w*rd'(x)~ /y" + "9Zq"
+    const m = Secrets.unsafeMakeMasker({ knownValues: [tricky] })
+    const percent = (value: string, keep: RegExp, plus: boolean) =>
+      Array.from(Buffer.from(value, "utf8"), (byte) => {
+        const c = String.fromCharCode(byte)
+        if (/[A-Za-z0-9]/.test(c) || keep.test(c)) return c
+        if (c === " " && plus) return "+"
+        return "%" + byte.toString(16).toUpperCase().padStart(2, "0")
+      }).join("")
+    const forms = [
+      encodeURIComponent(tricky),
+      percent(tricky, /[-_.~]/, false), // RFC 3986 unreserved only
+      new URLSearchParams({ v: tricky }).toString().slice(2), // HTML forms
+      percent(tricky, /[-_.~/]/, false), // Python quote
+      percent(tricky, /[-_.~]/, true), // Python quote_plus
+      percent(tricky, /[-_.]/, true) // PHP urlencode
+    ]
+    for (const form of [...forms, ...forms.map((f) => f.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()))]) {
+      expect(m.maskText(`GET /login?user=a&secret=${form}&x=1`)).toBe(`GET /login?user=a&secret=${stars(form)}&x=1`)
+    }
+  })
+
+  it("masks a value printed with its surrounding whitespace trimmed", () => {
+    const m = Secrets.unsafeMakeMasker({ knownValues: ["  tr1mmed-" + "value\t"] })
+    expect(m.maskText("value: tr1mmed-value.")).toBe(`value: ${stars("tr1mmed-value")}.`)
+  })
+
+  it("masks it in base64 wrapped at 64 and 76 columns, at any alignment, when most of it sits on one line", () => {
+    const core = (bytes: Buffer, shift: number) =>
+      Buffer.concat([Buffer.alloc(shift), bytes]).toString("base64").slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6))
+    const value = Buffer.from(secret)
+    for (const width of [64, 76]) {
+      for (let before = 0; before < 80; before += 7) {
+        const blob = Buffer.concat([Buffer.from("x".repeat(before) + "config:"), value, Buffer.from(";end of file\n".repeat(3))])
+        const wrapped = blob.toString("base64").match(new RegExp(`.{1,${width}}`, "g"))!.join("\n")
+        const output = masker.maskText(wrapped)
+        expect(output.split("\n").map((l) => l.length)).toEqual(wrapped.split("\n").map((l) => l.length))
+        const forms = [0, 1, 2].map((shift) => core(value, shift))
+        for (const line of output.split("\n")) {
+          for (const form of forms) {
+            for (let i = 0; i + 8 <= form.length; i++) expect(line).not.toContain(form.slice(i, i + 8))
+          }
+        }
+      }
+    }
+  })
+
+  it("masks its shell-escaped forms", () => {
+    const quoted = "it's a \"s3cret\" $x`y`"
+    const m = Secrets.unsafeMakeMasker({ knownValues: [quoted] })
+    const forms = [
+      quoted.replace(/[ \t!"#$&'()*,;<>?[\\\]^`{|}~]/g, "\\$&"), // printf %q
+      quoted.replace(/'/g, "'\\''"), // inside single quotes
+      quoted.replace(/[\\"$`]/g, "\\$&") // inside double quotes
+    ]
+    for (const form of forms) expect(m.maskText(`+ login ${form} done`)).toBe(`+ login ${stars(form)} done`)
+  })
+
   it("refuses values shorter than 8 bytes", () => {
     expect(() => Secrets.unsafeMakeMasker({ knownValues: ["short"] })).toThrow(Secrets.SecretTooShort)
     const error = Either.getLeft(Effect.runSync(Effect.either(Secrets.makeMasker({ knownValues: [{ name: "PIN", value: "1234" }] }))))
