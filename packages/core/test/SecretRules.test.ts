@@ -347,7 +347,6 @@ const cases: Record<string, Case> = {
       token("{\"env\": \"DB_PASSWORD=", value, "\\nDB_HOST=db\"}"),
       token("\"cmd\": \"login --token \\\"", value, "\\\" --user bot\""),
       token("  password: ", "UyFCXCpkJHpEc2I9"),
-      token("  key: ", Buffer.from("my" + "password").toString("base64")),
       token("HEROKU_API_KEY=", uuid()),
       token("\"client_secret\" : \"", gen(HEX, 64), "\","),
       token("DD_API_KEY=", gen(HEX, 32)),

@@ -179,6 +179,21 @@ const spaceAssigns = (line: string, keyStart: number, keyEnd: number): boolean =
   return /^\s*$/.test(line.slice(0, keyStart)) && /^(?:password|passwd)$/i.test(line.slice(keyStart, keyEnd))
 }
 
+/** A quick look past the key: does anything that can assign follow it? Most words in prose fail here. */
+const mayAssign = (line: string, start: number, end: number): boolean => {
+  let j = end
+  if (line[j] === "\"" || line[j] === "'" || line[j] === "`") j++
+  if (line[j] === "]" || line[j] === "}") j++
+  const spaced = j
+  while (j < line.length && j - spaced < 16 && isSpace(line[j])) j++
+  const c = line[j]
+  if (c === undefined) return false
+  if ("=:,?.|+<>".includes(c) || (c === "\\" && line[j + 1] === "\"")) return true
+  if (j === spaced) return false
+  // `var key string = ...`, `--password value`, `ENV KEY value`
+  return line.indexOf("=", j) !== -1 || spaceAssigns(line, start, end)
+}
+
 const operators = ["::=", ":=", "?=", ".=", "+=", "||=", "=>", "===", "==", "<-", "=", ":"]
 
 /** Reads an operator at `i`; returns the position after it, or -1. */
@@ -195,7 +210,7 @@ const readOperator = (line: string, i: number): number => {
 }
 
 // `: string =`, ` string =`, `: &'static str =`, `: Option<String> =` between a key and `=`
-const typeThenEquals = /^(?::[ \t]*|[ \t]+)(?:[&*]?'?[A-Za-z_][\w.:<>[\]*' ]{0,40}?|\[\][A-Za-z_]\w{0,20})[ \t]*=(?![=>])/
+const typeThenEquals = /^(?::[ \t]*|[ \t]+)(?:[&*]?'?[A-Za-z_][\w.:<>[\]*' ]{0,40}?|\[\][A-Za-z_]\w{0,20})(?:[ \t]+=|=(?=[ \t]*["'`]))(?![=>])/
 
 interface Value {
   readonly start: number
@@ -292,12 +307,11 @@ const authorizationValue = (line: string, i: number, quote: string | undefined):
   const from = token !== null ? i + token[0].length : i
   let j = from
   const stop = Math.min(line.length, from + 4096)
-  while (j < stop && /[A-Za-z0-9._~+/:@!$%^&*=-]/.test(line[j])) {
+  while (j < stop && !/[\s"'`,;\\)]/.test(line[j])) {
     if (line[j] === "=" && j + 1 < stop && /[A-Za-z0-9"]/.test(line[j + 1])) return undefined // `Digest username="..."`, `Credential=...`
     j++
   }
-  if (j === from) return undefined
-  if (j < line.length && quote === undefined && !/[ \t,;"'\\)]/.test(line[j])) return undefined
+  if (j === from || /^[{<[$%]/.test(line[from])) return undefined // `{base64(user:pass)}`, `<token>`, `$TOKEN`
   return { start: from, end: j, quoted: quote !== undefined }
 }
 
@@ -305,8 +319,15 @@ const authorizationValue = (line: string, i: number, quote: string | undefined):
 export const isCredentialValue = (raw: string, key: KeyInfo | { strength: Strength; qualified: boolean }, quoted: boolean): boolean => {
   const value = raw
   if (value.length === 0) return false
+  // base64 of printable text (a Kubernetes secret's data): judge the text it holds
+  if (value.length >= 8 && value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value) && /[0-9+/=]/.test(value)) {
+    const decoded = decodeBase64(value)
+    if (decoded !== undefined && decoded.length >= 4 && /^[\x20-\x7e]+$/.test(decoded)) {
+      return isCredentialValue(decoded, key, true)
+    }
+  }
   if (isPlainValue(value)) return false
-  if (!quoted && isCodeExpression(value)) return false
+  if ((!quoted || /[.([]/.test(value)) && isCodeExpression(value)) return false
   if (isCommitOrUuid(value)) {
     // a hash or UUID is a credential when the key says whose (`HEROKU_API_KEY`, `client_secret`) or it is a password
     return key.strength === "password" || key.qualified
@@ -343,6 +364,7 @@ export const isCredentialValue = (raw: string, key: KeyInfo | { strength: Streng
 export const locateAssignment = (line: string, at: number): readonly [number, number] | undefined => {
   const { start, end } = keyAround(line, at)
   if (end - start < 2 || end - start > 80) return undefined
+  if (!mayAssign(line, start, end)) return undefined
   const key = line.slice(start, end)
   const found = classify(key)
   if (found === undefined) return undefined
@@ -370,6 +392,8 @@ export const locateAssignment = (line: string, at: number): readonly [number, nu
     if (next === -1 && keyQuote !== undefined && line[i] === ",") next = i + 1 // `setProperty("password", "v")`
     if (next === -1 && i > end && spaceAssigns(line, start, end)) next = i // `--password v`, `ENV TOKEN v`
     if (next === -1) return undefined
+    // `arn:aws:...:secret:name`, `a:token:b`: a field of a colon-separated name, not a key
+    if (before === ":" && line[next - 1] === ":" && !isSpace(line[next])) return undefined
     i = skipSpaces(line, next)
     if (i >= line.length) return undefined
     if (info.authorization) {
@@ -445,7 +469,7 @@ export const locateUserOption = (line: string, at: number): readonly [number, nu
     if (name.length < 8 || !isCredentialValue(name, { strength: "token", qualified: true }, true)) return undefined
     return [user.start, user.end]
   }
-  if (secret.length < 3 || isPlainValue(secret) || /^[0-9]+$/.test(secret)) return undefined
+  if (secret.length < 3 || isPlainValue(secret) || /^[0-9]+$/.test(secret) || isCodeExpression(secret)) return undefined
   if (/^(?:pass(?:word)?|pwd|test|token|secret|y+|x+|\*+)$/i.test(secret)) return undefined
   if (/^[A-Za-z]+$/.test(secret) && looksLikeWords(secret) && secret.length < 12) return undefined
   return [password.start, password.end]

@@ -75,7 +75,30 @@ export const isPlaceholder = (value: string): boolean =>
   /^(?:[xX*#.]{4,}|\.{3}|\u2026)/.test(value) || /(?:[xX]{6,}|\*{4,})$/.test(value)
 
 const vowels = /[aeiouyAEIOUY]/
-const consonantRun = /[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{4,}/
+// Letter pairs common in English words and identifiers: random letters make few of them.
+const commonPairs = new Set(
+  ("th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro " +
+    "ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so " +
+    "rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl " +
+    "ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt " +
+    "oc fa ef cu rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt pi rc rr eg au ck " +
+    "ew mu br bi pt ak pu ui rg ib tl ny ki rk ys ob mm fu ph og ms ye ud mb ip ub oi rl gu dr hr cc tw ft wn nu af " +
+    "hu nn eo vo rv nf xp gn sm fl iz ok nl my gl aw ju oa eq sy sl ps jo lf nv je nk kn gs dy hy ze ks xt bs ik dd " +
+    "cy rp sk pm js db").split(" ")
+)
+
+/** The share of a word's letter pairs that are common ones. */
+const commonPairShare = (word: string): number => {
+  const lower = word.toLowerCase()
+  let common = 0
+  for (let i = 0; i + 1 < lower.length; i++) if (commonPairs.has(lower.slice(i, i + 2))) common++
+  return common / Math.max(1, lower.length - 1)
+}
+
+/** A piece of an identifier that reads as a word: a vowel, no long consonant run, mostly common letter pairs. */
+const isWordPiece = (piece: string): boolean =>
+  vowels.test(piece) && !consonantRun.test(piece.length > 12 ? piece.slice(0, 12) : piece) && (piece.length <= 3 || commonPairShare(piece) >= 0.5)
+const consonantRun = /[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}/
 const shortWords = new Set([
   "id", "io", "db", "ok", "to", "of", "in", "on", "is", "my", "by", "at", "an", "as", "or", "up", "no", "go", "do", "be",
   "js", "ts", "py", "ui", "os", "fs", "ip", "tf", "gh", "ci", "cd", "dd", "pk", "sk", "v1", "v2", "x", "s", "a", "i"
@@ -109,7 +132,7 @@ export const looksLikeWords = (value: string): boolean => {
       if (shortWords.has(lower)) wordLetters += 1
     } else if (token.length === 2) {
       if (shortWords.has(lower) || vowels.test(token)) wordLetters += 2
-    } else if (vowels.test(token) && !consonantRun.test(token.length > 12 ? token.slice(0, 12) : token)) {
+    } else if (isWordPiece(token)) {
       wordLetters += token.length
     }
   }
@@ -132,7 +155,7 @@ export const looksLikeIdentifier = (value: string): boolean => {
   let wordLetters = 0
   for (const piece of pieces) {
     letters += piece.length
-    if (piece.length >= 3 && vowels.test(piece) && !consonantRun.test(piece.length > 12 ? piece.slice(0, 12) : piece)) {
+    if (piece.length >= 3 && isWordPiece(piece)) {
       wordLetters += piece.length
     }
   }
@@ -157,7 +180,7 @@ export const isCodeExpression = (value: string): boolean => {
   if (call) return true
   if (segments.length === 1) {
     const only = segments[0]
-    return allCaps.test(only) ? looksLikeWords(only.replace(/_/g, " ")) || only.length <= 12 : looksLikeWords(only) || only.length <= 4
+    return allCaps.test(only) ? looksLikeWords(only) : looksLikeWords(only) || only.length <= 4
   }
   return segments.every((segment) => segment.length <= 8 || allCaps.test(segment) || looksLikeWords(segment))
 }

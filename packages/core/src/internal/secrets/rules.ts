@@ -48,26 +48,17 @@ const keyAnchors = ["-----BEGIN ", "---- BEGIN SSH2"]
 /** The latin1 text of a base64 value's first bytes, or "" when it is not base64. */
 const decodedStart = (value: string, chars = 120): string => decodeBase64(value.slice(0, chars - (chars % 4))) ?? ""
 
+// Credential words in the case styles keys are written in (`password`,
+// `dbPassword`, `DB_PASSWORD`); the rule reads the whole key around each.
 const keywordAnchors = [
-  "password",
-  "passwd",
-  "passphrase",
-  "_pass",
-  "-pass",
-  "pass=",
-  "pass:",
-  "pwd",
-  "secret",
-  "token",
-  "apikey",
-  "api_key",
-  "api-key",
-  "credential",
-  "creds",
-  "auth",
-  "key",
-  "dockerconfigjson",
-  "dockercfg"
+  ...["pass", "pwd", "secret", "token", "cred", "auth", "key", "dockerc"].flatMap((word) => [
+    word,
+    word[0].toUpperCase() + word.slice(1),
+    word.toUpperCase()
+  ]),
+  "_pat",
+  "_PAT",
+  "-pat"
 ]
 
 const alternation = (words: ReadonlyArray<string>) => words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")
@@ -285,7 +276,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "npmrc-auth",
     description: "Credentials in .npmrc files (_authToken=, _auth=, _password=).",
-    pattern: /_(?:auth(?:Token)?|password)[ \t]{0,16}=[ \t]{0,16}["']?([^\x00-\x20"'\x7f]{8,4096})/,
+    pattern: /(?<![A-Za-z0-9])_(?:auth(?:Token)?|password)[ \t]{0,16}=[ \t]{0,16}["']?([^\x00-\x20"'&;,\x7f]{8,4096})/,
     group: 1,
     allow: isReference,
     anchors: ["_auth", "_password"]
@@ -300,7 +291,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "generic-assignment",
     description: "Values assigned to keys that name a credential (password, secret, token, api key, private key, auth ...), with any common operator or markup around them; gated by length, entropy and look-alike checks that look at the key and the value.",
-    pattern: new RegExp(alternation(keywordAnchors), "i"),
+    pattern: new RegExp(alternation(keywordAnchors)),
     locate: locateAssignment,
     anchors: keywordAnchors
   }
