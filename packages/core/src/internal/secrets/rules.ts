@@ -137,8 +137,9 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "azure-ad-client-secret",
     description: "Microsoft Entra ID (Azure AD) client secrets (three characters, a digit, then Q~); masked from Q~ on.",
-    pattern: /(?<=[A-Za-z0-9_~.]{3}[0-9])Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/,
-    anchors: ["Q~"]
+    pattern: /(?<=[A-Za-z0-9_~.]{3})[0-9](Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])/,
+    group: 1,
+    anchors: "0123456789".split("").map((digit) => `${digit}Q~`)
   },
   {
     id: "azure-devops-pat",
@@ -162,7 +163,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "Twilio API keys (SK followed by 32 hex digits).",
     pattern: /(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![0-9A-Za-z])/,
     allow: (value) => isRepetitive(value.slice(2)),
-    anchors: ["SK"]
+    anchors: "0123456789abcdefABCDEF".split("").map((digit) => `SK${digit}`)
   },
   {
     id: "openai-legacy-api-key",
