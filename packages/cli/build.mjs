@@ -26,6 +26,8 @@ await bundle("dist/main.js", "dist/spillway.cjs")
 await bundle("dist/fastRead.js", "dist/read.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
+// the thread `spillway run` masks long output on (see NodeSecrets)
+await bundle("../node/dist/internal/maskWorker.js", "dist/mask-worker.cjs")
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))

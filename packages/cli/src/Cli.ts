@@ -8,8 +8,10 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { Secrets, Spill } from "@spillway/core"
-import { NodeChild } from "@spillway/node"
+import { NodeChild, NodeSecrets } from "@spillway/node"
 import { Duration, Effect, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { readHint } from "./Hints.js"
@@ -28,6 +30,12 @@ export const signalCommand = (signal: NodeJS.Signals): boolean => {
   running(signal)
   return true
 }
+
+/** The masking worker bundled next to the command (see build.mjs); unbundled, the node package finds its own. */
+const maskWorker = (() => {
+  const file = typeof __dirname === "string" ? Path.join(__dirname, "mask-worker.cjs") : undefined
+  return file !== undefined && Fs.existsSync(file) ? file : undefined
+})()
 
 /** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
 const KILL_GRACE = Duration.seconds(3)
@@ -95,9 +103,9 @@ const run = Command.make(
       if (skipped.length > 0) {
         yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
       }
-      // the masker is built here, not at start-up: only run writes
+      // the masker is built here, not at start-up: only run writes; a long output is masked on a second core
       const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint }).pipe(
-        Effect.provide(Secrets.layerFromEnv)
+        Effect.provide(NodeSecrets.layerWorkerFromEnv({ ...(maskWorker === undefined ? {} : { workerFile: maskWorker }) }))
       )
       const [file, ...args] = Option.isSome(shell) ? ["/bin/sh", "-c", shell.value] : argv
       const kept = yield* Effect.scoped(Effect.gen(function*() {

@@ -96,6 +96,25 @@ export interface Masker {
    * watched literals begin in the output, found in the same pass over the bytes.
    */
   readonly stream: (watch?: Watch) => StreamMasker
+  /**
+   * Goes on with a stream from a checkpoint another stream took, as if it
+   * had been fed all along: the masker must have been built with the same
+   * rules and known values (on another thread, say).
+   */
+  readonly resume: (checkpoint: StreamCheckpoint, watch?: Watch) => StreamMasker
+}
+
+/**
+ * Where a stream stands after the last whole line it emitted: plain data,
+ * so it can cross to another thread or process.
+ */
+export interface StreamCheckpoint {
+  /** Private key blocks still open, by the index of their rule in the masker's rules, with the body lines masked so far. */
+  readonly blocks: ReadonlyArray<{ readonly rule: number; readonly lines: number }>
+  /** Bytes emitted so far. */
+  readonly emitted: number
+  /** The bytes held back (the line in progress), not yet emitted. */
+  readonly held: Uint8Array
 }
 
 /**
@@ -117,6 +136,8 @@ export interface StreamMasker {
   readonly end: () => Uint8Array
   /** How many bytes are held back right now. */
   readonly heldBytes: () => number
+  /** Where the stream stands, to `resume` it elsewhere; undefined in the middle of cutting a long line, where there is no clean point. */
+  readonly checkpoint: () => StreamCheckpoint | undefined
 }
 
 /** A known value was too short to register: masking it would let anyone confirm short guesses. */

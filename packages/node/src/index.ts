@@ -8,6 +8,8 @@
 export * as NodeSpill from "./NodeSpill.js"
 /** The spill directory on the real file system. */
 export * as NodeSpillStore from "./NodeSpillStore.js"
+/** Masking on a worker thread, for streams long enough to want a second core. */
+export * as NodeSecrets from "./NodeSecrets.js"
 /** Runs a child process and hands its merged output on in batches. */
 export * as NodeChild from "./NodeChild.js"
 /** Manifests in any SQL database, SQLite by default. */

@@ -6,8 +6,8 @@
 // tests the two windows that start in them against a table of hashed
 // windows small enough to stay in cache, and compares the anchors keyed by a
 // window that is set. A three-byte anchor has one window, so it is also keyed
-// by its last two bytes (checked against the byte before them). Sets with
-// two-byte anchors are scanned at every position, by pairs.
+// by its last two bytes; a two-byte anchor is keyed by itself at the even
+// positions, and by its first byte at the odd ones.
 
 /** A literal to find; `ignoreCase` compares ASCII letters without case. */
 export interface AnchorSpec {
@@ -119,6 +119,31 @@ const collect = (words: Uint32Array, windowFlags: Uint8Array, pairFlags: Uint8Ar
   return found
 }
 
+/** `collect`, also testing the bytes at odd offsets that may start a two-byte anchor. */
+const collectWithShort = (
+  words: Uint32Array,
+  windowFlags: Uint8Array,
+  pairFlags: Uint8Array,
+  firstFlags: Uint8Array,
+  into: Int32Array
+): number => {
+  const count = words.length
+  let found = 0
+  for (let k = 0; k + 1 < count; k++) {
+    const word = words[k]
+    const next = words[k + 1]
+    const set =
+      windowFlags[Math.imul(word & 0xffffff, 0x9e3779b1) >>> 16] |
+      windowFlags[Math.imul((word >>> 16) | ((next & 0xff) << 16), 0x9e3779b1) >>> 16] |
+      pairFlags[word & 0xffff] |
+      pairFlags[word >>> 16] |
+      firstFlags[(word >>> 8) & 0xff] |
+      firstFlags[word >>> 24]
+    if (set !== 0) into[found++] = k
+  }
+  return found
+}
+
 const add = (entries: Map<number, Array<number>>, key: number, anchor: number, offset: number): void => {
   const list = entries.get(key) ?? []
   list.push(anchor, offset)
@@ -130,8 +155,8 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
   const folded: Array<boolean> = []
   const byWindow = new Map<number, Array<number>>()
   const byPair = new Map<number, Array<number>>()
-  // every other position is enough when no anchor is shorter than three bytes
-  const stride = specs.every((spec) => spec.text.length >= 3 || spec.text.length < 2) ? 2 : 1
+  const byShort = new Map<number, Array<number>>()
+  const firstFlags = new Uint8Array(256)
 
   const variantsOf = (spec: AnchorSpec, code: number): Array<number> => (spec.ignoreCase && isLetter(code) ? [code, code ^ 0x20] : [code])
   const windowScore = (bytes: Uint8Array, offset: number): number =>
@@ -144,9 +169,9 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
     folded.push(spec.ignoreCase)
     const length = bytes.length
     if (length < 2) return
-    const pairAt = (offset: number) => {
+    const pairAt = (offset: number, into: Map<number, Array<number>>) => {
       for (const first of variantsOf(spec, bytes[offset])) {
-        for (const second of variantsOf(spec, bytes[offset + 1])) add(byPair, first | (second << 8), anchor, offset)
+        for (const second of variantsOf(spec, bytes[offset + 1])) add(into, first | (second << 8), anchor, offset)
       }
     }
     const windowAt = (offset: number) => {
@@ -156,16 +181,12 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
         }
       }
     }
-    if (stride === 1) {
-      // the rarest pair, checked at every position
-      let best = 0
-      for (let offset = 1; offset + 1 < length; offset++) {
-        if (pairScore(bytes[offset], bytes[offset + 1]) < pairScore(bytes[best], bytes[best + 1])) best = offset
-      }
-      pairAt(best)
+    if (length === 2) {
+      pairAt(0, byShort)
+      for (const first of variantsOf(spec, bytes[0])) firstFlags[first] = 1
     } else if (length === 3) {
       windowAt(0)
-      pairAt(1)
+      pairAt(1, byPair)
     } else {
       let best = 0
       let bestScore = Infinity
@@ -183,6 +204,11 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
 
   const windows = keyed(byWindow)
   const pairs = keyed(byPair)
+  const shorts = keyed(byShort)
+  // the pairs the first pass looks for at even positions: three-byte anchors' last two, two-byte anchors
+  const pairFlags = new Uint8Array(65536)
+  for (const key of [...byPair.keys(), ...byShort.keys()]) pairFlags[key] = 1
+  const hasShort = byShort.size > 0
   // Word indexes where a window or pair is set, kept between scans.
   let hits = new Int32Array(0)
 
@@ -204,7 +230,7 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
 
   return (bytes, visit) => {
     const n = bytes.length
-    if (n < 2 || (windows.groups.length === 0 && pairs.groups.length === 0)) return
+    if (n < 2 || (windows.groups.length === 0 && pairs.groups.length === 0 && shorts.groups.length === 0)) return
 
     const check = (keys: Keyed, key: number, i: number): void => {
       const group = keys.table[key]
@@ -216,32 +242,56 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
         if (matches(bytes, anchor, position)) visit(anchor, position)
       }
     }
+    // at a position of the scanned parity: every kind of key
     const at = (i: number): void => {
       const pair = bytes[i] | (bytes[i + 1] << 8)
       if (pairs.flags[pair] !== 0) check(pairs, pair, i)
+      if (shorts.flags[pair] !== 0) check(shorts, pair, i)
       if (i + 2 < n) {
         const window = hashWindow(pair | (bytes[i + 2] << 16))
         if (windows.flags[window] !== 0) check(windows, window, i)
       }
     }
+    // at a position of the other parity: two-byte anchors only (longer ones are found at their even offset)
+    const atOther = (i: number): void => {
+      if (i + 1 >= n || firstFlags[bytes[i]] === 0) return
+      const pair = bytes[i] | (bytes[i + 1] << 8)
+      if (shorts.flags[pair] !== 0) check(shorts, pair, i)
+    }
 
     const start = (4 - (bytes.byteOffset & 3)) & 3
-    if (stride === 1 || !littleEndian || n < start + 16) {
-      for (let i = stride === 1 ? 0 : start & 1; i + 1 < n; i += stride) at(i)
+    const parity = start & 1
+    if (!littleEndian || n < start + 16) {
+      for (let i = 0; i + 1 < n; i++) {
+        if ((i & 1) === parity) at(i)
+        else if (hasShort) atOther(i)
+      }
       return
     }
     // positions `start`, `start + 2`, ...: one parity throughout
-    for (let i = start & 1; i < start; i += 2) at(i)
+    for (let i = 0; i < start; i++) {
+      if ((i & 1) === parity) at(i)
+      else if (hasShort) atOther(i)
+    }
     const count = (n - start) >>> 2
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
     if (hits.length < count) hits = new Int32Array(count)
     const buffer = hits
-    const found = collect(words, windows.flags, pairs.flags, buffer)
+    const found = hasShort
+      ? collectWithShort(words, windows.flags, pairFlags, firstFlags, buffer)
+      : collect(words, windows.flags, pairFlags, buffer)
     for (let h = 0; h < found; h++) {
       const base = start + 4 * buffer[h]
       at(base)
       at(base + 2)
+      if (hasShort) {
+        atOther(base + 1)
+        atOther(base + 3)
+      }
     }
-    for (let i = start + 4 * Math.max(0, count - 1); i + 1 < n; i += 2) at(i)
+    for (let i = start + 4 * Math.max(0, count - 1); i + 1 < n; i++) {
+      if ((i & 1) === parity) at(i)
+      else if (hasShort) atOther(i)
+    }
   }
 }

@@ -1,4 +1,4 @@
-import type { StreamMasker } from "../../Secrets.js"
+import type { StreamCheckpoint, StreamMasker } from "../../Secrets.js"
 import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
@@ -29,7 +29,8 @@ const concat = (parts: ReadonlyArray<Uint8Array>, length: number, copy = false):
 export const makeStreamMasker = (
   engine: Engine,
   maxHeldBytes: number,
-  onMark?: (position: number) => void
+  onMark?: (position: number) => void,
+  from?: StreamCheckpoint
 ): StreamMasker => {
   // A line is cut once it is longer than `maxHeldBytes`; a small cap is
   // raised towards twice the context so each cut frees a good share of what
@@ -123,5 +124,17 @@ export const makeStreamMasker = (
     return emit(pendingLength, true)
   }
 
-  return { push, end, heldBytes: () => pendingLength }
+  const checkpoint = (): StreamCheckpoint | undefined =>
+    context.length > 0 ? undefined : { blocks: carried, emitted, held: concat(chunks, pendingLength, true) }
+
+  if (from !== undefined) {
+    carried = from.blocks
+    emitted = from.emitted
+    if (from.held.length > 0) {
+      chunks = [new Uint8Array(from.held)]
+      pendingLength = lineLength = from.held.length
+    }
+  }
+
+  return { push, end, heldBytes: () => pendingLength, checkpoint }
 }
