@@ -23,7 +23,7 @@ export interface WorkerOptions {
   readonly maxHeldBytes?: number
   /** Bytes a stream masks on its own thread before it starts a worker and hands on to it; 1 MiB by default. */
   readonly handOffBytes?: number
-  /** Most bytes sent to the worker and not yet back before `push` waits for it; 8 MiB by default. */
+  /** Most bytes sent to the worker and not yet back before `push` waits for it; 2 MiB by default. */
   readonly maxInFlightBytes?: number
   /** The worker's script; the compiled `internal/maskWorker.js` next to this module by default (a bundle passes its own). */
   readonly workerFile?: string | URL
@@ -66,7 +66,9 @@ const startHelper = (options: WorkerOptions, knownValues: ReadonlyArray<Secrets.
     const data: MaskWorkerData = { knownValues, maxHeldBytes: options.maxHeldBytes, port: channel.port2, signals: shared }
     const worker = new Worker(typeof file === "string" ? file : fileURLToPath(file), {
       workerData: data,
-      transferList: [channel.port2]
+      transferList: [channel.port2],
+      // the masker keeps little: a small young generation keeps the thread's memory small
+      resourceLimits: { maxYoungGenerationSizeMb: 2 }
     })
     // it must never keep the process alive, nor crash it: a failure shows in `signals`
     worker.unref()
@@ -165,9 +167,9 @@ const workerStream = (
       return out
     }
     const h = helper
-    const copy = new Uint8Array(chunk)
-    inFlight += copy.length
-    h.port.postMessage({ _tag: "push", bytes: copy } satisfies ToWorker, [copy.buffer])
+    // posted as a copy the worker owns: the bytes go through a transient buffer, not this thread's heap
+    inFlight += chunk.length
+    h.port.postMessage({ _tag: "push", bytes: chunk } satisfies ToWorker)
     h.sent++
     const out: Array<Uint8Array> = []
     drain(h, out)
@@ -223,7 +225,7 @@ export const makeWorkerMasker = (
     (local): Secrets.Masker => {
       const knownValues = (options.knownValues ?? []).map((v) => (typeof v === "string" ? { name: "", value: v } : v))
       const handOff = options.handOffBytes ?? 1024 * 1024
-      const maxInFlight = options.maxInFlightBytes ?? 8 * 1024 * 1024
+      const maxInFlight = options.maxInFlightBytes ?? 2 * 1024 * 1024
       // one worker, started by the first long stream and kept (idle, unreferenced) for the next
       let helper: Helper | undefined
       let broken = false

@@ -7,7 +7,8 @@
 // windows small enough to stay in cache, and compares the anchors keyed by a
 // window that is set. A three-byte anchor has one window, so it is also keyed
 // by its last two bytes; a two-byte anchor is keyed by itself at the even
-// positions, and by its first byte at the odd ones.
+// positions, and by every pair that ends with its first byte at the odd ones
+// (cheap for the UTF-8 lead bytes of non-ASCII literals, rare in output).
 
 /** A literal to find; `ignoreCase` compares ASCII letters without case. */
 export interface AnchorSpec {
@@ -74,6 +75,20 @@ const pairScore = (first: number, second: number): number => {
 
 const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
 
+// Three-byte windows common in English, code and log output: an anchor is
+// better found by any other window of it, and by one whose hash differs
+// from theirs (the table of windows is hashed to 16 bits).
+const commonWindows = (
+  "the and ing ion tio ent ati for her ter hat tha ere ate his con res ver all ons nce men ith ted ers pro thi wit " +
+  "are ess not ive was ect rea com eve per int est sta cti ica ist ear ain one our iti rat ell ant sti tur ons ers " +
+  "api use tes met pat ath ata req que ues tat atu tus err rro ror ime tim get set ost htt ttp tps :// www org net " +
+  "jso son nfi fig log lev vel inf nfo war arn deb bug dur ura byt yte src pac ack kag age ges fil ile nod ode mod " +
+  "odu dul ule cac ach che hin ok. ms) ed. ock ild bui uil lin ine nes ase tra ran ans str tri rin ype typ val alu lue " +
+  "arg rgs ret urn tur def fun unc nct ctio cla las ass imp mpo por ort exp xpo sel elf thi his new ull nul und ndef " +
+  "ser erv rve ver cli lie ien sch hem ema key ken tok oke pas sec ecr cre red cod ode dat ate upd pda ile sys yst " +
+  "pro roc oce ces sse han and ndl dle mes ess ssa sag tex ext cal all pla lat rm ar ap ip ep at= us= id="
+).split(" ").filter((w) => w.length === 3)
+
 /** A 16-bit hash of a three-byte window given as a 24-bit number. */
 const hashWindow = (window: number): number => Math.imul(window, 0x9e3779b1) >>> 16
 
@@ -119,31 +134,6 @@ const collect = (words: Uint32Array, windowFlags: Uint8Array, pairFlags: Uint8Ar
   return found
 }
 
-/** `collect`, also testing the bytes at odd offsets that may start a two-byte anchor. */
-const collectWithShort = (
-  words: Uint32Array,
-  windowFlags: Uint8Array,
-  pairFlags: Uint8Array,
-  firstFlags: Uint8Array,
-  into: Int32Array
-): number => {
-  const count = words.length
-  let found = 0
-  for (let k = 0; k + 1 < count; k++) {
-    const word = words[k]
-    const next = words[k + 1]
-    const set =
-      windowFlags[Math.imul(word & 0xffffff, 0x9e3779b1) >>> 16] |
-      windowFlags[Math.imul((word >>> 16) | ((next & 0xff) << 16), 0x9e3779b1) >>> 16] |
-      pairFlags[word & 0xffff] |
-      pairFlags[word >>> 16] |
-      firstFlags[(word >>> 8) & 0xff] |
-      firstFlags[word >>> 24]
-    if (set !== 0) into[found++] = k
-  }
-  return found
-}
-
 const add = (entries: Map<number, Array<number>>, key: number, anchor: number, offset: number): void => {
   const list = entries.get(key) ?? []
   list.push(anchor, offset)
@@ -159,8 +149,21 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
   const firstFlags = new Uint8Array(256)
 
   const variantsOf = (spec: AnchorSpec, code: number): Array<number> => (spec.ignoreCase && isLetter(code) ? [code, code ^ 0x20] : [code])
-  const windowScore = (bytes: Uint8Array, offset: number): number =>
-    (pairScore(bytes[offset], bytes[offset + 1]) * pairScore(bytes[offset + 1], bytes[offset + 2])) / frequency(bytes[offset + 1])
+  const windowValue = (a: number, b: number, c: number) => a | (b << 8) | (c << 16)
+  const common = new Set<number>()
+  const hot = new Set<number>()
+  for (const word of commonWindows) {
+    for (const text of [word, word.toUpperCase(), word[0].toUpperCase() + word.slice(1)]) {
+      const value = windowValue(text.charCodeAt(0), text.charCodeAt(1), text.charCodeAt(2))
+      common.add(value)
+      hot.add(hashWindow(value))
+    }
+  }
+  const windowScore = (bytes: Uint8Array, offset: number): number => {
+    const value = windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2])
+    const base = (pairScore(bytes[offset], bytes[offset + 1]) * pairScore(bytes[offset + 1], bytes[offset + 2])) / frequency(bytes[offset + 1])
+    return base * (common.has(value) ? 1000 : hot.has(hashWindow(value)) ? 300 : 1)
+  }
 
   specs.forEach((spec, anchor) => {
     const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
@@ -205,9 +208,14 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
   const windows = keyed(byWindow)
   const pairs = keyed(byPair)
   const shorts = keyed(byShort)
-  // the pairs the first pass looks for at even positions: three-byte anchors' last two, two-byte anchors
+  // The pairs the first pass looks for at even positions: three-byte anchors' last two, two-byte
+  // anchors, and, for a two-byte anchor at an odd position, every pair that ends with its first byte.
   const pairFlags = new Uint8Array(65536)
   for (const key of [...byPair.keys(), ...byShort.keys()]) pairFlags[key] = 1
+  for (let first = 0; first < 256; first++) {
+    if (firstFlags[first] === 0) continue
+    for (let before = 0; before < 256; before++) pairFlags[before | (first << 8)] = 1
+  }
   const hasShort = byShort.size > 0
   // Word indexes where a window or pair is set, kept between scans.
   let hits = new Int32Array(0)
@@ -277,9 +285,7 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
     if (hits.length < count) hits = new Int32Array(count)
     const buffer = hits
-    const found = hasShort
-      ? collectWithShort(words, windows.flags, pairFlags, firstFlags, buffer)
-      : collect(words, windows.flags, pairFlags, buffer)
+    const found = collect(words, windows.flags, pairFlags, buffer)
     for (let h = 0; h < found; h++) {
       const base = start + 4 * buffer[h]
       at(base)

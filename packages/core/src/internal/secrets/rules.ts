@@ -50,15 +50,25 @@ const decodedStart = (value: string, chars = 120): string => decodeBase64(value.
 
 // Credential words in the case styles keys are written in (`password`,
 // `dbPassword`, `DB_PASSWORD`); the rule reads the whole key around each.
+// Three-letter words are found with a character next to them (`_key`,
+// `KEY=`, `apiKey`): alone they would wake the rule at every `they`.
+const lowers = "abcdefghijklmnopqrstuvwxyz".split("")
+const shortWord = (word: string) => [
+  ...["_", "-", ".", "\"", "'", " ", "$"].map((c) => c + word),
+  ...["=", ":", "\"", "'", "_", "-", " ", ">"].map((c) => word + c),
+  ...[...lowers, "_", "-", " ", "\"", "'"].map((c) => c + word[0].toUpperCase() + word.slice(1)),
+  ...["_", "-", "\"", "'", " ", "$"].map((c) => c + word.toUpperCase()),
+  ...["=", ":", "\"", "'", "_", " "].map((c) => word.toUpperCase() + c)
+]
 const keywordAnchors = [
-  ...["pass", "pwd", "secret", "token", "cred", "auth", "key", "dockerc"].flatMap((word) => [
+  ...["pass", "secret", "token", "cred", "auth", "dockerc"].flatMap((word) => [
     word,
     word[0].toUpperCase() + word.slice(1),
     word.toUpperCase()
   ]),
-  "_pat",
-  "_PAT",
-  "-pat"
+  ...shortWord("key"),
+  ...shortWord("pwd"),
+  "_PAT"
 ]
 
 const alternation = (words: ReadonlyArray<string>) => words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")
@@ -168,8 +178,14 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "openai-legacy-api-key",
     description: "OpenAI keys of any kind that carry the T3BlbkFJ marker (sk-...T3BlbkFJ...).",
-    pattern: /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,200}T3BlbkFJ[A-Za-z0-9_-]{1,200}/,
-    anchors: ["sk-"]
+    pattern: /T3BlbkFJ[A-Za-z0-9_-]{1,200}/,
+    locate: (line, at) => {
+      const start = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,200}$/.exec(line.slice(Math.max(0, at - 204), at))
+      if (start === null) return undefined
+      const end = /^T3BlbkFJ[A-Za-z0-9_-]{1,200}/.exec(line.slice(at, at + 210))!
+      return [at - start[0].length, at + end[0].length]
+    },
+    anchors: ["T3BlbkFJ"]
   },
   {
     id: "telegram-bot-token",
@@ -183,7 +199,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "Mailchimp API keys (32 hex digits, then -us and the data center); the data center stays visible.",
     pattern: /-us[0-9]{1,2}(?![A-Za-z0-9])/,
     locate: (line, at) => (at >= 32 && /^[a-f0-9]{32}$/.test(line.slice(at - 32, at)) && !/[A-Za-z0-9_-]/.test(line[at - 33] ?? "") ? [at - 32, at] : undefined),
-    anchors: ["-us"]
+    anchors: "123456789".split("").map((digit) => `-us${digit}`)
   },
   {
     id: "maxmind-license-key",
@@ -285,9 +301,9 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "user-option",
     description: "The password of -u user:password and --user user:password (curl, wget, httpie); the user name stays visible.",
-    pattern: /(?:--user|-u|--http-user|--auth)[ \t=]/,
-    locate: locateUserOption,
-    anchors: ["--user", "-u ", "-u=", "-u\t", "--http-user", "--auth "]
+    pattern: /[ \t](?:--user|-u|--http-user|--auth)[ \t=]/,
+    locate: (line, at) => locateUserOption(line, at + 1),
+    anchors: [" -u ", " -u=", "\t-u ", " --user", "\t--user", " --http-user", " --auth "]
   },
   {
     id: "generic-assignment",
