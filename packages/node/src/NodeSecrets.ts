@@ -23,7 +23,7 @@ export interface WorkerOptions {
   readonly maxHeldBytes?: number
   /** Bytes a stream masks on its own thread before it starts a worker and hands on to it; 1 MiB by default. */
   readonly handOffBytes?: number
-  /** Most bytes sent to the worker and not yet back before `push` waits for it; 2 MiB by default. */
+  /** Most bytes sent to the worker and not yet back before `push` waits for it; 1 MiB by default. */
   readonly maxInFlightBytes?: number
   /** The worker's script; the compiled `internal/maskWorker.js` next to this module by default (a bundle passes its own). */
   readonly workerFile?: string | URL
@@ -225,7 +225,7 @@ export const makeWorkerMasker = (
     (local): Secrets.Masker => {
       const knownValues = (options.knownValues ?? []).map((v) => (typeof v === "string" ? { name: "", value: v } : v))
       const handOff = options.handOffBytes ?? 1024 * 1024
-      const maxInFlight = options.maxInFlightBytes ?? 2 * 1024 * 1024
+      const maxInFlight = options.maxInFlightBytes ?? 1024 * 1024
       // one worker, started by the first long stream and kept (idle, unreferenced) for the next
       let helper: Helper | undefined
       let broken = false
