@@ -1,11 +1,13 @@
 /**
  * Secret masking: every credential match is replaced by `*` repeated for
  * the same number of UTF-8 bytes, over a whole text or as a stream. Pattern
- * rules cover the documented formats of common providers' credentials,
- * private key blocks, JWTs, Authorization headers, URL passwords and
- * generic `password=`/`token:` assignments; a host can add literal secrets
- * it knows (masked also in their base64, URL-encoded and JSON-escaped
- * forms). Masking works on bytes, so it keeps byte offsets and is safe on
+ * rules cover the documented formats of providers' credentials (a table of
+ * prefixes and shapes), private key blocks bounded to their body lines,
+ * JWTs, Authorization headers, URL and `curl -u` passwords, and values
+ * assigned to keys that name a credential in any common syntax, gated by
+ * checks that look at the key and the value; a host can add literal secrets
+ * it knows (masked also in the base64, URL, JSON and shell forms tools print
+ * them in). Masking works on bytes, so it keeps byte offsets and is safe on
  * invalid UTF-8 and binary input.
  *
  * @since 0.1.0
@@ -161,7 +163,7 @@ export class InvalidSecret extends Schema.TaggedError<InvalidSecret>()("InvalidS
   }
 }
 
-/** The built-in rules: provider tokens, private key blocks, JWTs, auth headers, URL passwords and generic assignments. */
+/** The built-in rules: provider token formats, private key blocks, JWTs, auth headers, URL and `-u` passwords, and assignments to credential keys. */
 export const defaultRules: ReadonlyArray<SecretRule> = rules.defaultRules
 
 /** Smallest known value accepted, in UTF-8 bytes. */

@@ -11,6 +11,7 @@
  */
 import { Secrets } from "@spillway/core"
 import { Effect, Layer } from "effect"
+import * as Os from "node:os"
 import { fileURLToPath } from "node:url"
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads"
 import type { FromWorker, MaskWorkerData, ToWorker } from "./internal/maskWorker.js"
@@ -27,6 +28,19 @@ export interface WorkerOptions {
   readonly maxInFlightBytes?: number
   /** The worker's script; the compiled `internal/maskWorker.js` next to this module by default (a bundle passes its own). */
   readonly workerFile?: string | URL
+  /**
+   * Asked once a stream has seen `handOffBytes`: whether a worker would help
+   * now. By default, when the machine has two cores or more and, over the
+   * last minute, at least one of them was free: on a busy machine a second
+   * thread only adds copies and waits.
+   */
+  readonly shouldHandOff?: () => boolean
+}
+
+/** The default `shouldHandOff`: two cores or more, and on average one of them idle. */
+export const coreToSpare = (): boolean => {
+  const cores = Os.availableParallelism()
+  return cores >= 2 && Os.loadavg()[0] <= cores - 1
 }
 
 const EMPTY = new Uint8Array(0)
@@ -94,12 +108,15 @@ const workerStream = (
   makeLocal: () => Secrets.StreamMasker,
   acquire: () => Helper | undefined,
   release: (helper: Helper, healthy: boolean) => void,
+  shouldHandOff: () => boolean,
   watch: Secrets.Watch | undefined,
   handOffBytes: number,
   maxInFlight: number
 ): Secrets.StreamMasker => {
   let local = makeLocal()
   let pushed = 0
+  // asked once per stream, when it has seen `handOffBytes`
+  let wanted: boolean | undefined
   let helper: Helper | undefined
   let inFlight = 0
   let failed: string | undefined
@@ -110,6 +127,7 @@ const workerStream = (
     helper = undefined
     local = makeLocal()
     pushed = 0
+    wanted = undefined
     inFlight = 0
     failed = undefined
   }
@@ -152,7 +170,7 @@ const workerStream = (
     if (helper === undefined) {
       const out = local.push(chunk)
       pushed += chunk.length
-      if (pushed >= handOffBytes) {
+      if (pushed >= handOffBytes && (wanted ??= shouldHandOff())) {
         const candidate = acquire()
         // hand on at the first clean point once the worker is ready; until then, mask here
         const checkpoint = candidate !== undefined ? local.checkpoint() : undefined
@@ -229,6 +247,7 @@ export const makeWorkerMasker = (
       // one worker, started by the first long stream and kept (idle, unreferenced) for the next
       let helper: Helper | undefined
       let broken = false
+      const shouldHandOff = options.shouldHandOff ?? coreToSpare
       const acquire = (): Helper | undefined => {
         if (broken) return undefined
         helper ??= startHelper(options, knownValues)
@@ -257,7 +276,7 @@ export const makeWorkerMasker = (
         maskBytes: local.maskBytes,
         maskText: local.maskText,
         resume: local.resume,
-        stream: (watch) => workerStream(() => local.stream(watch), acquire, release, watch, handOff, maxInFlight)
+        stream: (watch) => workerStream(() => local.stream(watch), acquire, release, shouldHandOff, watch, handOff, maxInFlight)
       }
     }
   )

@@ -40,7 +40,7 @@ const run = (masker: Secrets.Masker, bytes: Uint8Array, cuts: ReadonlyArray<numb
 
 describe("NodeSecrets.makeWorkerMasker", () => {
   const local = Secrets.unsafeMakeMasker({ knownValues })
-  const worker = Effect.runSync(NodeSecrets.makeWorkerMasker({ knownValues, workerFile, handOffBytes: 64, maxInFlightBytes: 4096 }))
+  const worker = Effect.runSync(NodeSecrets.makeWorkerMasker({ knownValues, workerFile, handOffBytes: 64, maxInFlightBytes: 4096, shouldHandOff: () => true }))
 
   it("hands a long stream to the worker, and starts over after end", () => {
     const bytes = Buffer.from(pieces.join("").repeat(400))
@@ -82,8 +82,20 @@ describe("NodeSecrets.makeWorkerMasker", () => {
     )
   })
 
+  it("keeps a stream on the calling thread when a worker would not help", () => {
+    const busy = Effect.runSync(NodeSecrets.makeWorkerMasker({ knownValues, workerFile, handOffBytes: 16, shouldHandOff: () => false }))
+    const bytes = Buffer.from(pieces.join("").repeat(20))
+    const stream = busy.stream()
+    const out = [stream.push(bytes.subarray(0, 5000))]
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200)
+    out.push(stream.push(bytes.subarray(5000)))
+    expect(stream.checkpoint()).toBeDefined()
+    out.push(stream.end())
+    expect(Buffer.concat(out).toString("utf8")).toBe(local.maskText(bytes.toString("utf8")))
+  })
+
   it("masks on the calling thread when the worker cannot start", () => {
-    const broken = Effect.runSync(NodeSecrets.makeWorkerMasker({ knownValues, workerFile: "/nonexistent/worker.js", handOffBytes: 16 }))
+    const broken = Effect.runSync(NodeSecrets.makeWorkerMasker({ knownValues, workerFile: "/nonexistent/worker.js", handOffBytes: 16, shouldHandOff: () => true }))
     const bytes = Buffer.from(pieces.join("").repeat(20))
     expect(run(broken, bytes, [5, 500, 5000], []).text).toBe(local.maskText(bytes.toString("utf8")))
   })

@@ -23,8 +23,10 @@ const concat = (parts: ReadonlyArray<Uint8Array>, length: number, copy = false):
  * the incomplete last line is held, up to about `maxHeldBytes`, after which
  * all but the last `CONTEXT_BYTES` of it are emitted. Every window is masked
  * together with the original bytes just before it (when it starts inside a
- * line) and with the opening marker of any key block still open, so a
- * secret split across chunks at any byte is masked as in the whole text.
+ * line), and key blocks still open at a cut go on in the next window with
+ * the lines they have masked, so a secret split across chunks at any byte
+ * is masked as in the whole text. `from` resumes a stream another one
+ * checkpointed.
  */
 export const makeStreamMasker = (
   engine: Engine,
