@@ -884,9 +884,11 @@ export const make = (options: Options = {}) =>
         while (outcome === undefined) {
           const changed = job.changed
           const now = yield* Clock.currentTimeMillis
+          const running = job.state === "running"
           const match = matcher !== undefined ? yield* scan(job, matcher, state) : undefined
           if (match !== undefined) outcome = { ended_by: "match", waited_ms: now - began, match }
-          else if (job.state !== "running") outcome = { ended_by: "exit", waited_ms: now - began }
+          // the job may end while the scan reads: then its last lines are scanned once more above
+          else if (job.state !== "running" && !running) outcome = { ended_by: "exit", waited_ms: now - began }
           else if (now - began >= request.timeoutMillis) outcome = { ended_by: "timeout", waited_ms: now - began }
           else {
             // without a pattern, only the end matters: output does not wake the wait
