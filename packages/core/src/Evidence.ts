@@ -121,6 +121,8 @@ export type RetainError = StoreFailed | QuotaExceeded | InvalidRequest | Envelop
 /** Everything a read can fail with. */
 export type ReadError = Cursor.CursorError | OpenError | Envelope.EnvelopeTooSmall
 
+const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString())
+
 const instructions = "Call get_tool_output with next_cursor for the rest, page by page, until truncated is false."
 
 const Snapshot = Schema.parseJson(Schema.Array(Schema.Struct({
@@ -149,6 +151,84 @@ export interface Service {
 /** The evidence profile. */
 export class Evidence extends Context.Tag("@spillway/core/Evidence")<Evidence, Service>() {}
 
+/** The first result for kept output: the whole of it when it fits, or a labelled head and tail, failure lines first. */
+const firstResultOf = (
+  codec: Cursor.Codec,
+  budget: Envelope.Budget,
+  m: Manifest,
+  text: string
+): Effect.Effect<First, Envelope.EnvelopeTooSmall> =>
+  Effect.gen(function*() {
+    const base = {
+      tool: m.tool,
+      status: m.status,
+      total_bytes: m.bytes,
+      total_code_points: m.codePoints,
+      ...(m.sourceBytes > m.bytes
+        ? { kept_in_part: `only the first ${m.bytes} of ${m.sourceBytes} bytes were kept (the per-result limit); the rest is not retained` }
+        : {}),
+      offset_unit: "code_point" as const,
+      expires_at: iso(m.expiresAt)
+    }
+    const whole: First = { ...base, content: text, truncated: false }
+    if (Envelope.sizeOf(JSON.stringify(whole)) <= budget.limit) return whole
+    // lines that explain a failure, wherever they are, within a fifth of the budget
+    const found = Salience.find(text)
+    // the explaining lines first, then what reports point back to, then the reports; shown in line order
+    const failure: Array<{ line: number; text: string }> = []
+    for (const l of Salience.ranked(found)) {
+      const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
+      if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) continue
+      failure.push(row)
+    }
+    failure.sort((a, b) => a.line - b.line)
+    const withFailures = failure.length > 0
+      ? { ...base, failure_lines: failure, failure_lines_total: found.total }
+      : base
+    // the head gets three fifths of the budget, the tail what is left; the cursor continues after the head
+    const cursors = new Map<number, string>()
+    const cursor = (n: number) => {
+      if (!cursors.has(n)) cursors.set(n, codec.encode(m.id, n))
+      return cursors.get(n)!
+    }
+    const shaped = (head: string, n: number, tail: string): First => ({
+      ...withFailures,
+      head,
+      tail,
+      next_cursor: cursor(n),
+      truncated: true,
+      instructions
+    })
+    const head = yield* Envelope.fitText(text, (part, n) => shaped(part, n, ""), {
+      limit: Math.floor((budget.limit * 3) / 5)
+    })
+    const headText = head.value.head!
+    // no more than a budget's worth of code points can fit in the tail
+    const rest = [...Utf8.takeLastCodePoints(text.slice(headText.length), budget.limit)]
+    const fitted = yield* Envelope.fitCount(0, rest.length, (k) => shaped(headText, head.count, rest.slice(rest.length - k).join("")), budget)
+    return fitted.value
+  })
+
+
+/** Up to a budget's worth of the body from a code-point offset, found through the nearest checkpoint. */
+const readFrom = (body: Reader, offset: number, limit: number): Effect.Effect<string, StoreFailed> =>
+  Effect.gen(function*() {
+    const m = body.manifest
+    const at = Math.min(offset, m.codePoints)
+    let k = m.checkpoints.length - 1
+    while (k > 0 && m.checkpoints[k]!.codePoint > at) k--
+    const cp = m.checkpoints[k] ?? { codePoint: 0, byte: 0 }
+    const skip = at - cp.codePoint
+    const want = (skip + limit) * 4
+    const bytes = yield* body.read(cp.byte, Math.max(0, Math.min(want, m.bytes - cp.byte)))
+    // never decode a sequence the read cut short
+    const usable = cp.byte + bytes.length < m.bytes ? bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length)) : bytes
+    const text = Utf8.decodeLossy(usable)
+    const start = Utf8.takeCodePoints(text, skip).length
+    return Utf8.takeCodePoints(text.slice(start), limit)
+  })
+
+
 /** Builds the evidence profile over the body store and a cursor key. */
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
@@ -157,7 +237,6 @@ export const make = (options: Options = {}) =>
     const { key } = yield* Cursor.CursorKey
     const codec = Cursor.codec(key, TOOL, "code_point")
     const budget = { limit: o.budgetChars }
-    const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString())
 
     /** Scrubs and keeps a body under a fresh name; its manifest and its kept text. */
     const keep = (owner: string, channel: string, tool: string, status: string, raw: Uint8Array, search: boolean) =>
@@ -226,57 +305,7 @@ export const make = (options: Options = {}) =>
         (paged) => paged.value
       )
 
-    const firstResult = (m: Manifest, text: string): Effect.Effect<First, Envelope.EnvelopeTooSmall> =>
-      Effect.gen(function*() {
-        const base = {
-          tool: m.tool,
-          status: m.status,
-          total_bytes: m.bytes,
-          total_code_points: m.codePoints,
-          ...(m.sourceBytes > m.bytes
-            ? { kept_in_part: `only the first ${m.bytes} of ${m.sourceBytes} bytes were kept (the per-result limit); the rest is not retained` }
-            : {}),
-          offset_unit: "code_point" as const,
-          expires_at: iso(m.expiresAt)
-        }
-        const whole: First = { ...base, content: text, truncated: false }
-        if (Envelope.sizeOf(JSON.stringify(whole)) <= budget.limit) return whole
-        // lines that explain a failure, wherever they are, within a fifth of the budget
-        const found = Salience.find(text)
-        // the explaining lines first, then what reports point back to, then the reports; shown in line order
-        const failure: Array<{ line: number; text: string }> = []
-        for (const l of Salience.ranked(found)) {
-          const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
-          if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) continue
-          failure.push(row)
-        }
-        failure.sort((a, b) => a.line - b.line)
-        const withFailures = failure.length > 0
-          ? { ...base, failure_lines: failure, failure_lines_total: found.total }
-          : base
-        // the head gets three fifths of the budget, the tail what is left; the cursor continues after the head
-        const cursors = new Map<number, string>()
-        const cursor = (n: number) => {
-          if (!cursors.has(n)) cursors.set(n, codec.encode(m.id, n))
-          return cursors.get(n)!
-        }
-        const shaped = (head: string, n: number, tail: string): First => ({
-          ...withFailures,
-          head,
-          tail,
-          next_cursor: cursor(n),
-          truncated: true,
-          instructions
-        })
-        const head = yield* Envelope.fitText(text, (part, n) => shaped(part, n, ""), {
-          limit: Math.floor((budget.limit * 3) / 5)
-        })
-        const headText = head.value.head!
-        // no more than a budget's worth of code points can fit in the tail
-        const rest = [...Utf8.takeLastCodePoints(text.slice(headText.length), budget.limit)]
-        const fitted = yield* Envelope.fitCount(0, rest.length, (k) => shaped(headText, head.count, rest.slice(rest.length - k).join("")), budget)
-        return fitted.value
-      })
+    const firstResult = (m: Manifest, text: string) => firstResultOf(codec, budget, m, text)
 
     const getToolOutput: Service["getToolOutput"] = (cursor, caller) =>
       Effect.scoped(Effect.gen(function*() {
@@ -289,7 +318,7 @@ export const make = (options: Options = {}) =>
           const from = { match: Math.floor(position.offset / SEARCH_SPAN), offset: position.offset % SEARCH_SPAN }
           return yield* searchPage(m, snapshot, from)
         }
-        const text = yield* readFrom(body, position.offset)
+        const text = yield* readFrom(body, position.offset, budget.limit)
         const total = m.codePoints
         const page = (part: string, n: number): Page => {
           const end = position.offset + n
@@ -308,24 +337,6 @@ export const make = (options: Options = {}) =>
         }
         return (yield* Envelope.fitText(text, page, budget)).value
       }))
-
-    /** Up to a budget's worth of the body from a code-point offset, found through the nearest checkpoint. */
-    const readFrom = (body: Reader, offset: number, limit: number = budget.limit): Effect.Effect<string, StoreFailed> =>
-      Effect.gen(function*() {
-        const m = body.manifest
-        const at = Math.min(offset, m.codePoints)
-        let k = m.checkpoints.length - 1
-        while (k > 0 && m.checkpoints[k]!.codePoint > at) k--
-        const cp = m.checkpoints[k] ?? { codePoint: 0, byte: 0 }
-        const skip = at - cp.codePoint
-        const want = (skip + limit) * 4
-        const bytes = yield* body.read(cp.byte, Math.max(0, Math.min(want, m.bytes - cp.byte)))
-        // never decode a sequence the read cut short
-        const usable = cp.byte + bytes.length < m.bytes ? bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length)) : bytes
-        const text = Utf8.decodeLossy(usable)
-        const start = Utf8.takeCodePoints(text, skip).length
-        return Utf8.takeCodePoints(text.slice(start), limit)
-      })
 
     return Evidence.of({
       retain,

@@ -8,12 +8,15 @@
  *
  * @since 0.1.0
  */
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Where a job is: still running, ended, or restored without an observed exit. */
-export type State = "running" | "exited" | "unknown"
+export const State = Schema.Literal("running", "exited", "unknown")
+
+/** Where a job is: still running, ended, or restored without an observed exit. */
+export type State = typeof State.Type
 
 /** How a job ended, when it did. */
 export interface JobStatus {
@@ -35,73 +38,88 @@ export interface Accounting {
   readonly captureError?: string | undefined
 }
 
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
 /** How a wait ended. */
-export interface WaitOutcome {
-  readonly ended_by: "exit" | "match" | "timeout"
-  readonly waited_ms: number
+export const WaitOutcome = Schema.Struct({
+  ended_by: Schema.Literal("exit", "match", "timeout"),
+  waited_ms: Schema.Number,
   /** The first line that matched, when the wait ended on a match. */
-  readonly match?: { readonly line: number; readonly text: string }
-}
+  match: optional(Schema.Struct({ line: Schema.Number, text: Schema.String }))
+})
+
+/** How a wait ended. */
+export type WaitOutcome = typeof WaitOutcome.Type
 
 /** The tail status of a job whose clipped tail cannot be shown safely. */
 export const WITHHELD = "withheld_unverifiable_secret_context"
 
 /** The record that follows the newest lines. */
-export interface RetentionRecord {
-  readonly pid: number
-  readonly status: State
-  readonly exit_code?: number
-  readonly signal?: string
-  readonly emitted_bytes: number
-  readonly retained_bytes: number
+export const RetentionRecord = Schema.Struct({
+  pid: Schema.Number,
+  status: State,
+  exit_code: optional(Schema.Number),
+  signal: optional(Schema.String),
+  emitted_bytes: Schema.Number,
+  retained_bytes: Schema.Number,
   /** Half-open intervals of source bytes the lines above show. */
-  readonly shown_intervals: ReadonlyArray<readonly [number, number]>
-  readonly capture_limit_loss_bytes: number
+  shown_intervals: Schema.Array(Schema.Tuple(Schema.Number, Schema.Number)),
+  capture_limit_loss_bytes: Schema.Number,
   /** Every emitted byte not readable from the spool: past the limit, lost to an error, or not settled yet. */
-  readonly not_retained_bytes: number
-  readonly capture_error?: string
-  readonly tail_status?: typeof WITHHELD
+  not_retained_bytes: Schema.Number,
+  capture_error: optional(Schema.String),
+  tail_status: optional(Schema.Literal(WITHHELD)),
   /** Whether the spool is in the host's retention directory or a temporary one that ends with the host. */
-  readonly spool: "durable" | "temporary"
-  readonly expires_at?: string
-  readonly wait?: WaitOutcome
+  spool: Schema.Literal("durable", "temporary"),
+  expires_at: optional(Schema.String),
+  wait: optional(WaitOutcome),
   /** A cursor to the start of the retained output. */
-  readonly cursor: string
-  readonly next: string
-}
+  cursor: Schema.String,
+  next: Schema.String
+})
+
+/** The record that follows the newest lines. */
+export type RetentionRecord = typeof RetentionRecord.Type
 
 /** The status view: newest lines, then the record, as one text. */
-export interface StatusView {
-  readonly _tag: "StatusView"
+export const StatusView = Schema.TaggedStruct("StatusView", {
   /** The newest lines shown (possibly none). */
-  readonly output: string
-  readonly retention: RetentionRecord
+  output: Schema.String,
+  retention: RetentionRecord,
   /** `output`, then `[output retention] ` and the record as JSON: what a model receives. */
-  readonly text: string
-}
+  text: Schema.String
+})
+
+/** The status view: newest lines, then the record, as one text. */
+export type StatusView = typeof StatusView.Type
 
 /** A page of retained output. */
-export interface Page {
-  readonly _tag: "Page"
-  readonly pid: number
-  readonly status: State
-  readonly exit_code?: number
-  readonly signal?: string
-  readonly offset: number
+export const Page = Schema.TaggedStruct("Page", {
+  pid: Schema.Number,
+  status: State,
+  exit_code: optional(Schema.Number),
+  signal: optional(Schema.String),
+  offset: Schema.Number,
   /** Where the next page starts; `offset + shown_bytes`. */
-  readonly next_offset: number
-  readonly offset_unit: "byte"
+  next_offset: Schema.Number,
+  offset_unit: Schema.Literal("byte"),
   /** Source bytes this page covers. */
-  readonly shown_bytes: number
-  readonly content: string
-  readonly retained_bytes: number
-  readonly emitted_bytes: number
+  shown_bytes: Schema.Number,
+  content: Schema.String,
+  retained_bytes: Schema.Number,
+  emitted_bytes: Schema.Number,
   /** True when more retained bytes follow this page. */
-  readonly truncated: boolean
+  truncated: Schema.Boolean,
   /** Present when more output follows, now or (while the job runs) later. */
-  readonly next_cursor?: string
-  readonly note?: string
-}
+  next_cursor: optional(Schema.String),
+  note: optional(Schema.String)
+})
+
+/** A page of retained output. */
+export type Page = typeof Page.Type
+
+/** What a poll returns: the status view, or a page. */
+export const PollResult = Schema.Union(StatusView, Page)
 
 /** The label before the record. */
 export const RECORD_LABEL = "[output retention]"

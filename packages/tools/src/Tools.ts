@@ -10,6 +10,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
+import { Process, ProcessView } from "@spillway/core"
 import { Schema } from "effect"
 
 /** Why a tool call failed, in words a model can act on. */
@@ -102,12 +103,18 @@ const pollFields = {
   pattern: Schema.optional(Schema.String)
 }
 
+/** A page of a job's output, as the tool gives it: the page's fields, its content as `text`. */
+const JobPage = Schema.extend(
+  Schema.Struct(ProcessView.Page.fields).pipe(Schema.omit("_tag", "content")),
+  Schema.Struct({ text: Schema.String })
+)
+
 const ProcessResult = Schema.Struct({
   text: Schema.String,
   pid: Schema.optional(Schema.Number),
-  retention: Schema.optional(Schema.Unknown),
-  page: Schema.optional(Schema.Unknown),
-  jobs: Schema.optional(Schema.Unknown)
+  retention: Schema.optional(ProcessView.RetentionRecord),
+  page: Schema.optional(JobPage),
+  jobs: Schema.optional(Schema.Array(Process.JobSummary))
 })
 
 /** `manage_process` with every action: start, poll, wait, write_stdin, signal, list. */
