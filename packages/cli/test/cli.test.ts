@@ -214,6 +214,39 @@ describe("spillway run", () => {
   })
 })
 
+describe("crash debris", () => {
+  it("what a killed run left half-written is never read, and the next run removes it", async () => {
+    const dir = tempDir()
+    const child = spawn(process.execPath, [bin, "run", "--", "sh", "-c", "yes spillway-debris-line | head -c 200000000; sleep 30"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["ignore", "ignore", "ignore"]
+    })
+    // wait until the half-written body is well under way, then kill the command without a chance to clean up
+    const temp = () => Fs.readdirSync(dir).filter((f) => f.startsWith(".tmp-"))
+    for (let i = 0; i < 200 && !(temp().length > 0 && Fs.statSync(Path.join(dir, temp()[0]!)).size > 1_000_000); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(temp().length).toBe(1)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    // the command's own process group outlives its killed parent: end it by its ids
+    for (const pid of spawnSync("pgrep", ["-f", "spillway-debris-line"]).stdout.toString().split("\n").filter((l) => l !== "")) {
+      try {
+        process.kill(Number(pid), "SIGKILL")
+      } catch {
+        // gone already
+      }
+    }
+    const left = temp()[0]!
+    expect(spillway(dir, ["read", left]).status).toBe(2)
+    // the next run that keeps output sweeps what writers that are gone left behind
+    const next = spillway(dir, ["run", "-c", noisy(3000)])
+    expect(next.status).toBe(0)
+    expect(temp()).toEqual([])
+    expect(Fs.readdirSync(dir).filter((f) => !f.startsWith("."))).toHaveLength(1)
+  }, 60_000)
+})
+
 describe("interruption", () => {
   const runAndInterrupt = async (script: string, signals: number) => {
     const dir = tempDir()

@@ -22,6 +22,7 @@ import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
 
@@ -77,7 +78,7 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
       NodeEvidence.layerWithout(),
       Process.readOnly(p.processes)
     )),
-    Layer.provide(p.bodies)
+    Layer.provideMerge(p.bodies)
   )
 }
 
@@ -92,7 +93,7 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
       p.processes,
       NodeChild.layer()
     )),
-    Layer.provide(p.bodies)
+    Layer.provideMerge(p.bodies)
   )
 }
 
@@ -158,20 +159,25 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
 /** The live catalog, for the `spawn_agent` description. */
 class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
 
+/** What error replies show instead of the host's own paths. */
+const replies = (options: Options) => ({
+  paths: [[NodeBodies.directoryOf(options), "the output directory"], [Os.homedir(), "~"]] as const
+})
+
 /** Serves the tools on a transport until the client closes it; with `agents`, the agent tools too. */
 export const serve = (transport: Transport, options: Options = {}) => {
   if (options.readOnly === true) {
-    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport).pipe(Effect.provide(layerRead(options))))
+    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerRead(options))))
   }
   if (options.agents === undefined) {
-    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport).pipe(Effect.provide(layerFull(options))))
+    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerFull(options))))
   }
   const describe = (tool: string) =>
     tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
   return Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(Layer.merge(layerFull(options), layerAgents(options.agents!, options)))
     const live = (tool: string) => Effect.provide(describe(tool), context)
-    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live).pipe(Effect.provide(context))
+    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live, replies(options)).pipe(Effect.provide(context))
   }))
 }
 

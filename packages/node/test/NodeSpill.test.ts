@@ -296,7 +296,7 @@ describe("readSpill", () => {
 
   it("refuses another owner's output and expired output, by name as by cursor", async () => {
     const dir = tempDir()
-    const pools = { spill: { ttlMillis: 300 } }
+    const pools = { spill: { ttlMillis: 3_000 } }
     const kept = await run(dir, Spill.keepOutput(numbered(2100), 0), { pools })
     const mallory = { owner: "mallory", channel: "cli" }
     for (const effect of [Effect.asVoid(Spill.readSpill(kept.filename!)), Effect.asVoid(Spill.grepSpill("line", kept.filename!))]) {
@@ -305,7 +305,7 @@ describe("readSpill", () => {
     }
     // the same owner from another channel reads it: saved output is the owner's, not the conversation's
     expect((await run(dir, Spill.readSpill(kept.filename!, { limit: 1 }), { caller: { owner: "alice", channel: "mcp" }, pools })).lines).toBe(1)
-    await new Promise((r) => setTimeout(r, 400))
+    await new Promise((r) => setTimeout(r, 3_100))
     for (const effect of [Effect.asVoid(Spill.readSpill(kept.filename!)), Effect.asVoid(Spill.grepSpill("line", kept.filename!))]) {
       const exit = await runExit(dir, effect, { pools })
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("Expired")

@@ -7,8 +7,9 @@
  *
  * @since 0.1.0
  */
-import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Spill, ToolOutput } from "@spillway/core"
+import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Secrets, Spill, ToolOutput } from "@spillway/core"
 import { Duration, Effect, Layer, Option } from "effect"
+import * as Replies from "./Replies.js"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
 
 /** Who the tools act for: kept output and jobs belong to this owner and channel (the core's `CurrentCaller`). */
@@ -27,17 +28,20 @@ export const hint: Preview.ReadHint = (filename, nextLine) => ({
 export const grepHint: Preview.GrepHint = (pattern, filename) =>
   `grep_spill filename=${filename} pattern=${JSON.stringify(pattern)}`
 
-const failure = (e: unknown): ToolFailure => {
+const failure = (e: unknown, masker: Secrets.Masker | undefined): ToolFailure => {
   const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+  const words = typeof error.message === "string" && error.message !== "" ? error.message : String(e)
   return new ToolFailure({
-    reason: typeof error._tag === "string" ? error._tag : "Error",
-    detail: typeof error.message === "string" && error.message !== "" ? error.message : String(e)
+    reason: typeof error._tag === "string" ? Replies.cut(error._tag, 64) : "Error",
+    // the words quote what was refused: bounded and masked, whatever the argument was
+    detail: Replies.safe(words, { masker })
   })
 }
 
 /** Runs a handler body, turning every failure into a ToolFailure. */
 const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ToolFailure, R> =>
-  Effect.mapError(effect, failure)
+  Effect.catchAll(effect, (e) =>
+    Effect.flatMap(Effect.serviceOption(Secrets.Secrets), (masker) => Effect.fail(failure(e, Option.getOrUndefined(masker)))))
 
 const missing = (field: string, action: string) =>
   new ToolFailure({ reason: "InvalidRequest", detail: `${action} needs ${field}` })
