@@ -37,8 +37,16 @@ export const TOOL = Views.TOOL
 
 /** Limits of capture and delivery; every figure defaults to the source design's. */
 export interface Options {
-  /** Bytes kept per job; the rest is counted, not kept. 4 MiB by default. */
+  /** Bytes kept of the start of each job's output (its head). 4 MiB by default. */
   readonly captureLimitBytes?: number
+  /**
+   * Bytes of each job's newest output kept past its head, in a rolling
+   * window masked by the same stream as the head (so its secret context is
+   * verified), counted in the spool quota; 1 MiB by default, 0 for none.
+   */
+  readonly tailBytes?: number
+  /** What a job started with `keep: "whole"` may keep: the spill profile's per-file limit, 1 GiB by default. */
+  readonly wholeLimitBytes?: number
   /** The delivery budget for one whole result, in characters. 12,000 by default. */
   readonly budgetChars?: number
   /** Newest lines in the status view. 50 by default. */
@@ -71,7 +79,8 @@ const defaults: Job.Limits = {
   drainGraceMillis: 2_000,
   smallStreamBytes: 64 * 1024,
   saveEveryMillis: 1_000,
-  sweepEveryMillis: 60_000
+  sweepEveryMillis: 60_000,
+  tailBytes: 1024 * 1024
 }
 
 /** The smallest page a poll may ask for: room for any one code point. */
@@ -101,6 +110,10 @@ export interface PollRequest {
   readonly offset?: number | string | null | undefined
   /** Most bytes per page; 4,000 by default, 4 to 8,000. */
   readonly limit?: number | null | undefined
+  /** Reads by line instead: the first line (1-based), in the head or in the window of newest output. */
+  readonly line?: number | null | undefined
+  /** With `line`: how many lines; 200 by default, within the page size. */
+  readonly lines?: number | null | undefined
 }
 
 /** A wait: until the job exits, a line of its output matches, or the timeout, whichever is first. */
@@ -143,7 +156,7 @@ export interface SpawnService {
 
 /** Reading jobs: the status view, pages, waits and the list. */
 export interface ReadService {
-  readonly poll: (caller: Caller, request: PollRequest) => Effect.Effect<ProcessView.StatusView | ProcessView.Page, ReadError>
+  readonly poll: (caller: Caller, request: PollRequest) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, ReadError>
   readonly wait: (caller: Caller, request: WaitRequest) => Effect.Effect<ProcessView.StatusView, ReadError>
   readonly list: (caller: Caller) => Effect.Effect<ReadonlyArray<JobSummary>>
 }
@@ -198,12 +211,15 @@ export const make = (options: Options = {}): Effect.Effect<
     const ctx: Job.Context = {
       limits,
       bodies,
+      retention,
+      wholeLimitBytes: options.wholeLimitBytes ?? 1024 * 1024 * 1024,
       codec: Cursor.codec(key, TOOL, "byte"),
       ttlMillis: retention.pool("spool").ttlMillis ?? null,
       spoolKind: options.spool ?? "durable",
       budget: { limit: limits.budgetChars },
       jobs: new Map(),
-      byPid: new Map()
+      byPid: new Map(),
+      lineIndexes: new Map()
     }
 
     // Jobs recorded by an earlier manager come back read-only, as their spools are on disk.
@@ -222,6 +238,9 @@ export const make = (options: Options = {}): Effect.Effect<
     const poll: Manager["poll"] = (caller, request) =>
       Effect.gen(function*() {
         const job = yield* find(caller, request.pid, "poll")
+        if (request.line !== undefined && request.line !== null) {
+          return yield* Views.linesAt(ctx, caller, job, request.line, request.lines ?? 200)
+        }
         const limit = yield* Views.limitOf(ctx, request.limit)
         if (typeof request.cursor === "string" && request.cursor !== "") {
           const position = yield* ctx.codec.decode(request.cursor)

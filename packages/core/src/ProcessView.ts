@@ -54,6 +54,30 @@ export type WaitOutcome = typeof WaitOutcome.Type
 /** The tail status of a job whose clipped tail cannot be shown safely. */
 export const WITHHELD = "withheld_unverifiable_secret_context"
 
+/** A range of a job's output: bytes `[from_byte, to_byte)`, lines `from_line` to `to_line` (1-based; a line cut at an end counts). */
+export const Range = Schema.Struct({
+  from_byte: Schema.Number,
+  to_byte: Schema.Number,
+  from_line: Schema.Number,
+  to_line: Schema.Number
+})
+
+/** A range of a job's output. */
+export type Range = typeof Range.Type
+
+/** The ranges of a job's output that can be read, and the middle left out between them. */
+export const Kept = Schema.Struct({
+  /** The head (the first bytes, up to the per-job limit), then the window of newest output. */
+  ranges: Schema.Array(Range),
+  /** What was left out between the head and the window: not kept anywhere. */
+  dropped: optional(Range),
+  /** Lines of the output in all. */
+  total_lines: Schema.Number
+})
+
+/** The ranges of a job's output that can be read. */
+export type Kept = typeof Kept.Type
+
 /** The record that follows the newest lines. */
 export const RetentionRecord = Schema.Struct({
   pid: Schema.Number,
@@ -61,17 +85,23 @@ export const RetentionRecord = Schema.Struct({
   exit_code: optional(Schema.Number),
   signal: optional(Schema.String),
   emitted_bytes: Schema.Number,
+  /** Bytes readable from the start of the output (the head); the cursor pages them, then goes on to the newest output `kept` names. */
   retained_bytes: Schema.Number,
   /** Half-open intervals of source bytes the lines above show. */
   shown_intervals: Schema.Array(Schema.Tuple(Schema.Number, Schema.Number)),
+  /** Bytes dropped for the per-job limit: past the head, and not in the window of newest output. */
   capture_limit_loss_bytes: Schema.Number,
-  /** Every emitted byte not readable from the spool: past the limit, lost to an error, or not settled yet. */
+  /** Every emitted byte that cannot be read: dropped for the limit, lost to an error, or not settled yet. */
   not_retained_bytes: Schema.Number,
   capture_error: optional(Schema.String),
   tail_status: optional(Schema.Literal(WITHHELD)),
   /** Whether the spool is in the host's retention directory or a temporary one that ends with the host. */
   spool: Schema.Literal("durable", "temporary"),
   expires_at: optional(Schema.String),
+  /** Present when the output passed the head's limit and a window of its newest output is kept: what can be read, by byte and by line. */
+  kept: optional(Kept),
+  /** Present for a job started to keep its whole output: the saved body's name, for `read_spill` and `grep_spill`. */
+  filename: optional(Schema.String),
   wait: optional(WaitOutcome),
   /** A cursor to the start of the retained output. */
   cursor: Schema.String,
@@ -118,8 +148,33 @@ export const Page = Schema.TaggedStruct("Page", {
 /** A page of retained output. */
 export type Page = typeof Page.Type
 
-/** What a poll returns: the status view, or a page. */
-export const PollResult = Schema.Union(StatusView, Page)
+/** Lines of a job's output, read by line number. */
+export const Lines = Schema.TaggedStruct("Lines", {
+  pid: Schema.Number,
+  status: State,
+  /** The first line shown (1-based). */
+  first_line: Schema.Number,
+  /** How many lines are shown. */
+  lines: Schema.Number,
+  /** The lines, each with the break that ends it. */
+  content: Schema.String,
+  /** Lines of the output in all. */
+  total_lines: Schema.Number,
+  /** The line to read on from, when lines follow that can be read. */
+  next_line: optional(Schema.Number),
+  /** Set when the page stopped inside its only line: that line is shown in part. */
+  cut: optional(Schema.Boolean),
+  note: optional(Schema.String)
+})
+
+/** Lines of a job's output, read by line number. */
+export type Lines = typeof Lines.Type
+
+/** What a poll returns: the status view, a page by byte, or lines by number. */
+export const PollResult = Schema.Union(StatusView, Page, Lines)
+
+/** What a poll returns: the status view, a page by byte, or lines by number. */
+export type PollResult = typeof PollResult.Type
 
 /** The label before the record. */
 export const RECORD_LABEL = "[output retention]"
@@ -152,7 +207,11 @@ export interface StatusInput {
    * "withheld" when only a clipped tail exists, whose secret context cannot
    * be checked.
    */
-  readonly tail: { readonly bytes: Uint8Array; readonly start: number } | "withheld"
+  readonly tail: { readonly bytes: Uint8Array; readonly start: number; readonly lineStart?: boolean | undefined } | "withheld"
+  /** What can be read, when a window of newest output is kept past the head. */
+  readonly kept?: Kept | undefined
+  /** The saved body's name, for a job that keeps its whole output. */
+  readonly filename?: string | undefined
   /** Most lines shown; 50 in the source design. */
   readonly maxLines: number
   readonly budget: Envelope.Budget
@@ -166,6 +225,9 @@ export interface StatusInput {
  */
 export const statusView = (input: StatusInput): Either.Either<StatusView, Envelope.EnvelopeTooSmall> => {
   const a = input.accounting
+  // with a window of newest output kept, only the middle between it and the head is lost
+  const gap = input.kept?.dropped
+  const dropped = input.kept === undefined ? undefined : gap === undefined ? 0 : gap.to_byte - gap.from_byte
   const record = (shown: ReadonlyArray<readonly [number, number]>): RetentionRecord => ({
     pid: input.pid,
     status: input.status.state,
@@ -173,12 +235,14 @@ export const statusView = (input: StatusInput): Either.Either<StatusView, Envelo
     emitted_bytes: a.emitted,
     retained_bytes: a.retained,
     shown_intervals: shown,
-    capture_limit_loss_bytes: a.captureLimitLoss,
-    not_retained_bytes: Math.max(0, a.emitted - a.retained),
+    capture_limit_loss_bytes: dropped ?? a.captureLimitLoss,
+    not_retained_bytes: dropped ?? Math.max(0, a.emitted - a.retained),
     ...(a.captureError !== undefined ? { capture_error: a.captureError } : {}),
     ...(input.tail === "withheld" ? { tail_status: WITHHELD } : {}),
     spool: input.spool,
     ...(input.expiresAt !== undefined ? { expires_at: input.expiresAt } : {}),
+    ...(input.kept !== undefined ? { kept: input.kept } : {}),
+    ...(input.filename !== undefined ? { filename: input.filename } : {}),
     ...(input.wait !== undefined ? { wait: input.wait } : {}),
     cursor: input.cursor,
     next: input.next
@@ -192,14 +256,17 @@ export const statusView = (input: StatusInput): Either.Either<StatusView, Envelo
   if (input.tail === "withheld" || input.tail.bytes.length === 0) return Either.map(fit(0, () => view("", [])), (f) => f.value)
   const { bytes, start } = input.tail
   const end = start + bytes.length
-  // a window that starts inside the stream starts its first whole line after a line break
+  // a window that starts inside the stream starts its first whole line after a line break;
+  // one with no break at all is the end of one long line, shown as such below
   let first = 0
-  if (start > 0) {
+  let oneLine = false
+  if (start > 0 && input.tail.lineStart !== true) {
     const nl = bytes.indexOf(10)
-    first = nl === -1 ? bytes.length : nl + 1
+    if (nl === -1) oneLine = true
+    else first = nl + 1
   }
   const starts: Array<number> = []
-  if (first < bytes.length) starts.push(first)
+  if (!oneLine && first < bytes.length) starts.push(first)
   for (let nl = bytes.indexOf(10, first); nl !== -1 && nl + 1 < bytes.length; nl = bytes.indexOf(10, nl + 1)) starts.push(nl + 1)
   const lines = starts.slice(-input.maxLines)
   const byLines = fit(lines.length, (k) => {
@@ -231,6 +298,12 @@ export interface PageInput {
   readonly limit: number
   readonly cursorAt: (offset: number) => string
   readonly budget: Envelope.Budget
+  /**
+   * The end of the range the page is in, when it is not the retained prefix
+   * (the window of newest output), and where reading goes on past it (the
+   * window's start, after the head), with why.
+   */
+  readonly segment?: { readonly end: number; readonly then?: { readonly offset: number; readonly note: string } | undefined } | undefined
 }
 
 /**
@@ -242,10 +315,15 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
   const { bytes, offset } = input
   const a = input.accounting
   const running = input.status.state === "running"
+  const end = input.segment?.end ?? a.retained
+  const then = input.segment?.then
   const build = (n: number): Page => {
     const cut = Utf8.byteBoundary(bytes, n)
-    const next = offset + cut
-    const truncated = next < a.retained
+    const here = offset + cut
+    // past the end of the head, reading goes on at the window of newest output
+    const jump = here >= end && then !== undefined
+    const next = jump ? then.offset : here
+    const truncated = here < end || jump
     return {
       _tag: "Page",
       pid: input.pid,
@@ -260,8 +338,9 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
       emitted_bytes: a.emitted,
       truncated,
       ...(truncated || running ? { next_cursor: input.cursorAt(next) } : {}),
+      ...(jump ? { note: then.note } : {}),
       ...(!truncated && running ? { note: "the job is still running: poll with next_cursor later for what it writes next" } : {}),
-      ...(!truncated && !running && a.retained < a.emitted
+      ...(!truncated && !running && input.segment === undefined && a.retained < a.emitted
         ? { note: `this is the end of the retained output; ${a.emitted - a.retained} emitted bytes were not retained` }
         : {})
     }

@@ -1,8 +1,8 @@
 /**
- * The MCP server wired for Node: saved output in the spill directory
- * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), retained evidence
- * beside it, process spools and job records in its `.processes` folder, all
- * acting for one caller (`SPILLWAY_OWNER`, or the user's name, on channel
+ * The MCP server wired for Node: one store of bodies (saved output,
+ * retained evidence, job spools and their records) in the output directory
+ * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), all acting for one
+ * caller (`SPILLWAY_OWNER`, or the user's name, on channel
  * `SPILLWAY_CHANNEL`, or `mcp`). The read-only server holds only the read
  * tools, over read-only grants.
  *

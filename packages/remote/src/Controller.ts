@@ -129,14 +129,16 @@ export interface Leased {
   /** The hash of the host identity that granted the lease. */
   readonly host: string
   /** Reserves the allowance, then starts the command on the host; a refused start releases the reservation. */
-  readonly start: (request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean }) => Effect.Effect<
+  readonly start: (
+    request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean; readonly keep?: "head-and-tail" | "whole" }
+  ) => Effect.Effect<
     { readonly pid: number; readonly generation: string; readonly started_at: string },
     HostError | HostUnreachable | Errors.QuotaExceeded
   >
   readonly poll: (
     pid: number,
     request?: Omit<Process.PollRequest, "pid">
-  ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page, HostError | HostUnreachable>
+  ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable>
   readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
   readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
@@ -215,7 +217,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
             const findRecord = (pid: number) => Effect.map(recorded, (all) => all.filter(mine).reverse().find((m) => m.pid === pid))
             /** Notes what a view says about the job's end, so expiry can follow it. */
-            const observe = (pid: number, view: ProcessView.StatusView | ProcessView.Page) =>
+            const observe = (pid: number, view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) =>
               Effect.gen(function*() {
                 if (view._tag !== "StatusView" || view.retention.status === "running") return
                 const r = view.retention

@@ -130,14 +130,14 @@ export const handlers = (options: Options) =>
           yield* authenticated(clientId)
           return { lease, scope, host: identity.hash, ttlMillis: ttl }
         }),
-      Start: ({ command, cwd, lease, stdin }, { clientId }) =>
+      Start: ({ command, cwd, keep, lease, stdin }, { clientId }) =>
         run(lease, clientId, (caller) =>
           Effect.map(
-            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed" }),
+            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed", keep }),
             (s) => ({ pid: s.pid, generation: s.generation, started_at: s.started_at })
           )),
-      Poll: ({ cursor, generation, lease, limit, offset, pid }, { clientId }) =>
-        onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit })),
+      Poll: ({ cursor, generation, lease, limit, line, lines, offset, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit, line, lines })),
       Wait: ({ generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) => {
           // the lease is checked while the job is waited on and again once the wait is over:

@@ -35,7 +35,13 @@ export class HostRpcs extends RpcGroup.make(
     error: HostError
   }),
   Rpc.make("Start", {
-    payload: { lease, command: Schema.String, cwd: Schema.optional(Schema.String), stdin: Schema.optional(Schema.Boolean) },
+    payload: {
+      lease,
+      command: Schema.String,
+      cwd: Schema.optional(Schema.String),
+      stdin: Schema.optional(Schema.Boolean),
+      keep: Schema.optional(Schema.Literal("head-and-tail", "whole"))
+    },
     success: Schema.Struct({ pid: Schema.Number, generation: Schema.String, started_at: Schema.String }),
     error: HostError
   }),
@@ -46,7 +52,9 @@ export class HostRpcs extends RpcGroup.make(
       generation,
       cursor: Schema.optional(Schema.NullOr(Schema.String)),
       offset: Schema.optional(Schema.NullOr(Schema.Union(Schema.Number, Schema.String))),
-      limit: Schema.optional(Schema.NullOr(Schema.Number))
+      limit: Schema.optional(Schema.NullOr(Schema.Number)),
+      line: Schema.optional(Schema.NullOr(Schema.Number)),
+      lines: Schema.optional(Schema.NullOr(Schema.Number))
     },
     success: ProcessView.PollResult,
     error: HostError

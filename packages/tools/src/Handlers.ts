@@ -126,8 +126,12 @@ const getToolOutput = (params: { readonly cursor: string }) =>
     }
   }))
 
-const viewResult = (result: ProcessView.StatusView | ProcessView.Page) => {
+const viewResult = (result: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => {
   if (result._tag === "StatusView") return { text: result.text, pid: result.retention.pid, retention: result.retention }
+  if (result._tag === "Lines") {
+    const { _tag, content, ...lines } = result
+    return { text: content, pid: result.pid, lines: { ...lines, text: content } }
+  }
   const { _tag, content, ...page } = result
   return { text: content, pid: result.pid, page: { ...page, text: content } }
 }
@@ -146,6 +150,9 @@ type ProcessParams = {
   readonly close?: boolean | undefined
   readonly signal?: string | undefined
   readonly stdin?: boolean | undefined
+  readonly line?: number | undefined
+  readonly lines?: number | undefined
+  readonly keep_whole?: boolean | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -159,7 +166,7 @@ const readProcess = (params: ProcessParams) =>
     switch (params.action) {
       case "poll": {
         const pid = yield* pidOf(params)
-        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit })))
+        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit, line: params.line, lines: params.lines })))
       }
       case "wait": {
         const pid = yield* pidOf(params)
@@ -187,7 +194,13 @@ const manageProcess = (params: ProcessParams) =>
         if (params.command === undefined || params.command.trim() === "") return yield* missing("command", "start")
         const spawn = yield* Process.ProcessSpawn
         const started = yield* handled(
-          spawn.start(caller, { command: params.command, shell: true, cwd: params.cwd, stdin: params.stdin === true ? "pipe" : "closed" })
+          spawn.start(caller, {
+            command: params.command,
+            shell: true,
+            cwd: params.cwd,
+            stdin: params.stdin === true ? "pipe" : "closed",
+            keep: params.keep_whole === true ? "whole" : "head-and-tail"
+          })
         )
         const read = yield* Process.ProcessRead
         return viewResult(yield* handled(read.poll(caller, { pid: started.pid })))

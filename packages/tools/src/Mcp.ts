@@ -33,6 +33,7 @@ const structured = (name: string, result: Record<string, unknown>): Record<strin
         const { next_cursor, ...page } = rest.page as Record<string, unknown>
         return { ...page, ...(next_cursor !== undefined ? { cursor: next_cursor } : {}) }
       }
+      if (typeof rest.lines === "object" && rest.lines !== null) return { ...(rest.lines as Record<string, unknown>) }
       return rest
     }
     default:

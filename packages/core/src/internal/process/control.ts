@@ -73,6 +73,8 @@ export const cancel = (ctx: Job.Context, caller: Access.Caller, pid: number) =>
 export const drop = (ctx: Job.Context, job: Job.Job) =>
   Effect.gen(function*() {
     yield* Effect.ignore(ctx.bodies.remove(job.body))
+    if (job.tail !== undefined) yield* Effect.ignore(ctx.bodies.remove(job.tail.body))
+    job.window?.release()
     ctx.jobs.delete(job.generation)
     if (ctx.byPid.get(job.pid) === job.generation) ctx.byPid.delete(job.pid)
   })
@@ -102,10 +104,19 @@ export const remove = (ctx: Job.Context, caller: Access.Caller, pid: number) =>
 /** Brings back, read-only, the jobs an earlier manager recorded, as their spools are on disk. @internal */
 export const restore = (ctx: Job.Context) =>
   Effect.gen(function*() {
-    for (const m of yield* ctx.bodies.manifests("spool")) {
+    // jobs keep their output in the spool pool, or in the spill pool when started to keep it whole
+    const all = [...yield* ctx.bodies.manifests("spool"), ...yield* ctx.bodies.manifests("spill")]
+    const tails = new Map(all.flatMap((m) => (m.origin._tag === "JobTail" ? [[m.origin.of, m] as const] : [])))
+    for (const m of all) {
+      if (m.origin._tag !== "Job") continue
       const done = m.state === "writing" ? yield* ctx.bodies.recover(m.id, { anchor: m.createdAt }) : m
-      const job = done !== undefined ? Job.restored(done) : undefined
+      const job = done !== undefined ? Job.restored(done, done.profile === "spill" ? ctx.wholeLimitBytes : ctx.limits.captureLimitBytes) : undefined
       if (job === undefined) continue
+      const tail = tails.get(m.id)
+      if (tail !== undefined && tail.origin._tag === "JobTail") {
+        const o = tail.origin
+        job.tail = { body: tail.id, fromByte: o.fromByte, fromLine: o.fromLine, lineStart: o.lineStart, headNewlines: o.headNewlines, bytes: tail.bytes, lines: tail.lines }
+      }
       if (job.recorded !== undefined && job.recorded.written > 0) {
         // the readable prefix excludes a code point the spool ends inside of
         const recorded = job.recorded
