@@ -327,11 +327,17 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
         if (sink === undefined) yield* materialize
         yield* flush
         // a kept prefix is published even after a failed write: it is whole up to where the writes stopped
+        let unpublished = false
         if (sink !== undefined && (spec.failure === "keep-prefix" || (!ioFailed && failure === undefined))) {
           const committed = yield* Effect.either(sink.commit)
-          if (committed._tag === "Left") fail(committed.left, `publishing the body failed (${committed.left.reason})`)
+          if (committed._tag === "Left") {
+            fail(committed.left, `publishing the body failed (${committed.left.reason})`)
+            unpublished = true
+          }
         }
-        if (failure !== undefined && (spec.failure === "abandon" || sink === undefined)) {
+        // nothing published (a name taken meanwhile, a failed link) is never recorded, whatever the failure mode:
+        // a manifest would describe bytes that are not there, or another body's
+        if (failure !== undefined && (spec.failure === "abandon" || sink === undefined || unpublished)) {
           sealed = true
           yield* drop
           return yield* Effect.fail(failure)
