@@ -202,15 +202,22 @@ export const make = (options: Options = {}) =>
         let projected = Projection.projectLines(lines, { strategy: policy.strategy, maxBytes: 0, maxLines: 0 })
         let body = ""
         for (let attempt = 0; attempt < 8; attempt++) {
+          // the marker at its longest: two ranges, and a line cut to as many bytes as the output has
+          const widest = { from: lines.length, to: lines.length }
+          const totalBytes = Utf8.byteLength(text)
           const markerBytes = Utf8.jsonByteLength(
-            Marker.format({ ranges: [{ from: lines.length, to: lines.length }, { from: lines.length, to: lines.length }], totalLines: lines.length, fullOutput: full })
+            Marker.format({
+              ranges: [widest, widest],
+              totalLines: lines.length,
+              fullOutput: full,
+              cutLine: { line: lines.length, shownBytes: totalBytes, totalBytes }
+            })
           ) + 4
           projected = Projection.projectLines(masked ??= Projection.splitLines(text), {
             strategy: policy.strategy,
             maxBytes: Math.max(0, budget - markerBytes),
             maxLines: ceiling.maxLines - 1,
-            measure: "json",
-            longLine: "omit"
+            measure: "json"
           })
           body = Projection.render(projected, full)
           const over = size(body) - ceiling.maxBytes

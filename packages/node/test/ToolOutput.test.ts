@@ -80,11 +80,25 @@ describe("ToolOutput.deliver", () => {
       expect(d.body).toContain(`\n[Showing lines 1-${d.ranges[0]!.to}, ${d.ranges[1]!.from}-3000 of 3000. Full output: `)
     }))
 
-  it.scoped("a line that cannot fit is omitted, never split", () =>
+  it.scoped("a line that does not fit after whole lines is left out; a first line longer than the ceiling shows its start and its end", () =>
     Effect.gen(function*() {
       const { p } = yield* profile()
-      const d = yield* p.deliver({ tool: "fetch", output: "x".repeat(100_000) + "\nshort\n", owner })
-      expect(d.body).toBe(`[Showing 0 lines of 2. Full output: ${d.capture!.path}]`)
+      const after = yield* p.deliver({ tool: "fetch", output: "short\n" + "x".repeat(100_000) + "\n", owner })
+      expect(after.body).toBe(`short\n[Showing lines 1-1 of 2. Full output: ${after.capture!.path}]`)
+      const bundle = "!function(){" + "var a=1;".repeat(20_000) + "}();"
+      for (const [tool, output] of [["fetch", bundle + "\nshort\n"], ["run_command", bundle + "\n"], ["remote_tool", bundle]] as const) {
+        const d = yield* p.deliver({ tool, output, owner })
+        expect(size(d)).toBeLessThanOrEqual(65_536)
+        const line = d.body.split("\n").find((l) => l.startsWith("!function"))
+        const gap = /\[…(\d+) bytes omitted…\]/.exec(line!)!
+        const start = line!.slice(0, gap.index)
+        const end = line!.slice(gap.index + gap[0].length)
+        expect(bundle.startsWith(start)).toBe(true)
+        expect(end.endsWith("}();")).toBe(true)
+        expect(bundle.endsWith(end)).toBe(true)
+        expect(Number(gap[1])).toBe(bundle.length - start.length - end.length)
+        expect(d.body).toContain(`line 1 cut to ${start.length + end.length} of ${bundle.length} bytes`)
+      }
     }))
 
   it.scoped("secret results and external clients bypass projection and capture", () =>
@@ -170,7 +184,15 @@ describe("ToolOutput.deliver", () => {
       const source = Projection.splitLines(output)
       let k = 0
       for (const range of d.ranges) {
-        for (let n = range.from; n <= range.to; n++) expect(shown[k++]).toBe(source[n - 1])
+        for (let n = range.from; n <= range.to; n++) {
+          const line = shown[k++]!
+          if (line === source[n - 1]) continue
+          // a line longer than the whole ceiling: its real start and its real end around the bytes left out
+          const gap = /\[…(\d+) bytes omitted…\]/.exec(line)!
+          const [start, end] = [line.slice(0, gap.index), line.slice(gap.index + gap[0].length)]
+          expect(source[n - 1]!.startsWith(start) && source[n - 1]!.endsWith(end)).toBe(true)
+          expect(Number(gap[1])).toBe(Utf8.byteLength(source[n - 1]!) - Utf8.byteLength(start) - Utf8.byteLength(end))
+        }
       }
       expect(k).toBe(shown.length)
     }).pipe(Effect.scoped), { fastCheck: { numRuns: 40 } })
