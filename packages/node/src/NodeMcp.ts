@@ -1,6 +1,6 @@
 /**
  * The MCP server wired for Node: one store of bodies (saved output,
- * retained evidence, job spools and their records) in the output directory
+ * retained evidence, scratch captures, job spools and their records) in the output directory
  * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), all acting for one
  * caller (`SPILLWAY_OWNER`, or the user's name, on channel
  * `SPILLWAY_CHANNEL`, or `mcp`). The read-only server holds only the read
@@ -17,7 +17,6 @@ import * as NodeBodies from "./NodeBodies.js"
 import * as NodeChild from "./NodeChild.js"
 import * as NodeEvidence from "./NodeEvidence.js"
 import * as NodePattern from "./NodePattern.js"
-import * as NodeScratchStore from "./NodeScratchStore.js"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Context, Effect, Layer } from "effect"
@@ -31,8 +30,6 @@ export interface Options {
   readonly directory?: string | undefined
   /** A catalog file of command agents; with it, the full server also serves the agent tools. */
   readonly agents?: string | undefined
-  /** The device's scratch root; `SPILLWAY_SCRATCH_DIR` or `~/.spillway/scratch` by default. */
-  readonly scratchDirectory?: string | undefined
   readonly readOnly?: boolean | undefined
   readonly caller?: Process.Caller | undefined
 }
@@ -58,13 +55,8 @@ const pieces = (options: Options) => {
     spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
     bodies,
     processes: Process.layer().pipe(Layer.provide(NodeChild.layer())),
-    shared: Layer.mergeAll(
-      Handlers.layerCaller(options.caller ?? callerFromEnv()),
-      ToolOutput.layer().pipe(
-        Layer.provide(NodeScratchStore.layer({ directory: options.scratchDirectory })),
-        Layer.provide(Secrets.layerFromEnv)
-      )
-    )
+    // scratch captures are bodies of the same store, in its `scratch` pool
+    shared: Layer.merge(Handlers.layerCaller(options.caller ?? callerFromEnv()), ToolOutput.layer())
   }
 }
 

@@ -20,8 +20,6 @@ export * as SqlManifests from "./SqlManifests.js"
 export * as NodeEvidence from "./NodeEvidence.js"
 /** Process jobs on Node: the command executor, spools and records in the retention directory. */
 export * as NodeProcess from "./NodeProcess.js"
-/** The scratch store on the real file system. */
-export * as NodeScratchStore from "./NodeScratchStore.js"
 /** SQLite or PostgreSQL for manifests, chosen by a location. */
 export * as SqlBackend from "./SqlBackend.js"
 /** Pattern scans on worker threads, each ended at its deadline. */

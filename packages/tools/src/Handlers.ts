@@ -74,7 +74,6 @@ const grepSpill = (params: {
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
-    const caller = yield* ToolCaller
     const output = yield* ToolOutput.ToolOutput
     const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
     const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
@@ -88,8 +87,7 @@ const grepSpill = (params: {
     // many long matching lines could pass the model ceiling: the text keeps its head within it
     const delivered = yield* output.deliver({
       tool: "grep_spill",
-      output: [...lines, summary].filter((l) => l !== "").join("\n"),
-      owner: { conversationId: caller.channel, runId: caller.channel }
+      output: [...lines, summary].filter((l) => l !== "").join("\n")
     })
     return {
       text: delivered.body,

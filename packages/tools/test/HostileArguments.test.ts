@@ -22,7 +22,7 @@ const connect = async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, "mcp"],
-    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_SCRATCH_DIR: Path.join(dir, "scratch"), SPILLWAY_OWNER: "tester", DEPLOY_TOKEN: SECRET_ENV },
+    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester", DEPLOY_TOKEN: SECRET_ENV },
     stderr: "pipe"
   })
   const client = new Client({ name: "spillway-hostile", version: "1.0.0" })

@@ -25,7 +25,6 @@ const connect = async (args: ReadonlyArray<string> = [], directory?: string) => 
       PATH: process.env.PATH ?? "",
       HOME: dir,
       SPILLWAY_OUTPUT_DIR: dir,
-      SPILLWAY_SCRATCH_DIR: Path.join(dir, "scratch"),
       SPILLWAY_OWNER: "tester"
     },
     stderr: "pipe"

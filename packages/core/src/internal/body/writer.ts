@@ -334,11 +334,17 @@ const seal = (w: State, patch: Patch = {}) =>
     if (w.sink === undefined) yield* materialize(w)
     yield* flush(w)
     // a kept prefix is published even after a failed write: it is whole up to where the writes stopped
+    let unpublished = false
     if (w.sink !== undefined && (spec.failure === "keep-prefix" || (!w.ioFailed && w.failure === undefined))) {
       const committed = yield* Effect.either(w.sink.commit)
-      if (committed._tag === "Left") fail(w, committed.left, `publishing the body failed (${committed.left.reason})`)
+      if (committed._tag === "Left") {
+        fail(w, committed.left, `publishing the body failed (${committed.left.reason})`)
+        unpublished = true
+      }
     }
-    if (w.failure !== undefined && (spec.failure === "abandon" || w.sink === undefined)) {
+    // nothing published (a name taken meanwhile, a failed link) is never recorded, whatever the failure mode:
+    // a manifest would describe bytes that are not there, or another body's
+    if (w.failure !== undefined && (spec.failure === "abandon" || w.sink === undefined || unpublished)) {
       w.sealed = true
       yield* drop(w)
       return yield* Effect.fail(w.failure)
