@@ -1,5 +1,6 @@
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
 import { Cursor, Secrets } from "@spillway/core"
@@ -118,9 +119,10 @@ describe("spawn admission and configuration", () => {
   it.scoped("persists a publication to a file that the next start reads", () =>
     Effect.gen(function*() {
       const file = `${process.env.TMPDIR ?? "/tmp"}/spillway-agents-${process.pid}-${Date.now()}.json`
-      const first = yield* runtime({}, {}, AgentConfig.persistenceFile(file))
+      const persistence = AgentConfig.persistenceFile(file).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+      const first = yield* runtime({}, {}, persistence)
       yield* first.live.publish({ maxConcurrentAgents: 4, maxLifetimeSeconds: 60 })
-      const second = yield* runtime({}, {}, AgentConfig.persistenceFile(file))
+      const second = yield* runtime({}, {}, persistence)
       expect(yield* second.live.current).toEqual({ maxConcurrentAgents: 4, maxLifetimeSeconds: 60 })
     }))
 })

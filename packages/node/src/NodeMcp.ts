@@ -10,6 +10,7 @@
  */
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
@@ -144,7 +145,10 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
     ).pipe(
       Layer.provideMerge(Agents.layer(definitions)),
       Layer.provide(Layer.mergeAll(
-        AgentConfig.layer(config).pipe(Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json")))),
+        AgentConfig.layer(config).pipe(
+          Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json"))),
+          Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+        ),
         AgentResults.layerDirectory(Path.join(directory, ".agents", "results")),
         Secrets.layerFromEnv,
         NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory })),
