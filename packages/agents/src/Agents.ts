@@ -9,13 +9,13 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type { Child } from "@spillway/core"
 import { Cursor, Envelope, Secrets, Utf8 } from "@spillway/core"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AgentConfig } from "./AgentConfig.js"
 import { AgentResults, type StoredResult } from "./AgentResults.js"
+import * as Command from "./internal/command.js"
 
 /** The cursor tool of result pages; no other tool takes them. */
 export const TOOL = "get_agent_results"
@@ -38,33 +38,16 @@ export interface AgentDefinition<R = never> {
 
 /**
  * An agent that runs a command (any command-line agent that takes a prompt
- * and prints its answer): `argv` turns the task into the command line. Its
- * body is the command's output, scrubbed; a non-zero exit makes it an error body.
+ * and prints its answer) through the child runner: `argv` turns the task
+ * into the command line. Its body is the command's output, stdout and
+ * stderr in the order the command wrote them; a non-zero exit or a signal
+ * makes it an error body that says how the command ended.
  */
-export const commandAgent = (
+export const commandAgent: (
   name: string,
   description: string,
   argv: (task: string) => readonly [string, ...Array<string>]
-): AgentDefinition<CommandExecutor.CommandExecutor> => ({
-  name,
-  description,
-  run: ({ task }) =>
-    Effect.scoped(Effect.gen(function*() {
-      const executor = yield* CommandExecutor.CommandExecutor
-      const [file, ...args] = argv(task)
-      const process = yield* executor.start(Command.make(file, ...args).pipe(Command.stdin(Stream.empty)))
-      const parts: Array<Uint8Array> = []
-      const collect = (chunk: Uint8Array) => Effect.sync(() => void parts.push(chunk))
-      yield* Effect.all([Stream.runForEach(process.stdout, collect), Stream.runForEach(process.stderr, collect)], {
-        concurrency: 2,
-        discard: true
-      })
-      const code = yield* Effect.either(process.exitCode)
-      const out = Utf8.decodeLossy(Buffer.concat(parts))
-      if (Either.isRight(code) && code.right === 0) return out
-      return yield* Effect.fail(`${out}${out.endsWith("\n") || out === "" ? "" : "\n"}[${file} ended ${Either.isRight(code) ? `with exit code ${code.right}` : "by a signal"}]`)
-    })).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(`cannot run ${argv(task)[0]}: ${e.message}`)))
-})
+) => AgentDefinition<Child.ChildRunner> = Command.commandAgent
 
 /** Where an agent is. */
 export type Status = "running" | "completed" | "failed" | "expired"

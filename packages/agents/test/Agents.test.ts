@@ -1,9 +1,10 @@
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { NodeChild } from "@spillway/node"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
-import { Cursor, Secrets } from "@spillway/core"
+import { Child, Cursor, Secrets } from "@spillway/core"
 import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Layer, Scope, TestClock } from "effect"
 import * as Fs from "node:fs"
 
@@ -333,23 +334,57 @@ describe("durable results", () => {
     }))
 })
 
-describe("command agents", () => {
-  it.scoped("run a real command; the output is the body, scrubbed, and a failure is an error body", () =>
-    Effect.gen(function*() {
-      const echo = Agents.commandAgent("echo", "answers with the task", (task) => ["/bin/sh", "-c", `echo "answer to $1: ${SECRET}"`, "_", task])
-      const fail = Agents.commandAgent("fail", "always fails", () => ["/bin/sh", "-c", "echo nope; exit 3"])
-      const missing = Agents.commandAgent("missing", "cannot start", () => ["no-such-agent-binary"])
-      const context = yield* Layer.build(Layer.merge(services(), NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))))
-      const r = yield* Agents.make([echo, fail, missing]).pipe(Effect.provide(context))
-      const ids = [
-        (yield* r.spawn(me, { agent: "echo", task: "life" })).agent_id,
-        (yield* r.spawn(me, { agent: "fail", task: "" })).agent_id,
-        (yield* r.spawn(me, { agent: "missing", task: "" })).agent_id
-      ]
-      const done = yield* r.waitForAgents(me, { agentIds: ids, timeoutMillis: 20_000 }).pipe(Effect.withClock(yield* Effect.clockWith(Effect.succeed)))
-      expect(done.agents.map((a) => a.status)).toEqual(["completed", "failed", "failed"])
-      expect(done.agents[0]!.preview).toBe(`answer to life: ${"*".repeat(SECRET.length)}\n`)
-      expect(done.agents[1]!.preview).toBe("nope\n[/bin/sh ended with exit code 3]")
-      expect(done.agents[2]!.preview).toContain("cannot run no-such-agent-binary")
-    }), { timeout: 30_000 })
-})
+const runners: ReadonlyArray<readonly [string, Layer.Layer<Child.ChildRunner>]> = [
+  ["Node's child runner", NodeChild.layer()],
+  ["the runner over the platform's CommandExecutor", Child.layerExecutor.pipe(Layer.provide(NodeCommandExecutor.layer), Layer.provide(NodeFileSystem.layer))]
+]
+
+for (const [name, runner] of runners) {
+  describe(`command agents through ${name}`, () => {
+    it.scopedLive("run real commands: the output is the body, scrubbed, in the order written; a failure is an error body saying how it ended", () =>
+      Effect.gen(function*() {
+        const definitions = [
+          Agents.commandAgent("echo", "answers with the task", (task) => ["/bin/sh", "-c", `echo "answer to $1: ${SECRET}"`, "_", task]),
+          Agents.commandAgent("both", "writes to both pipes", () => ["/bin/sh", "-c", "echo one; echo two >&2; echo three"]),
+          Agents.commandAgent("fail", "exits 3", () => ["/bin/sh", "-c", "echo nope; exit 3"]),
+          Agents.commandAgent("killed", "is killed by a signal", () => ["/bin/sh", "-c", "echo going; kill -TERM $$"]),
+          Agents.commandAgent("missing", "cannot start", () => ["no-such-agent-binary"])
+        ]
+        const context = yield* Layer.build(Layer.merge(services(), runner))
+        const r = yield* Agents.make(definitions).pipe(Effect.provide(context))
+        const ids: Array<string> = []
+        for (const d of definitions) ids.push((yield* r.spawn(me, { agent: d.name, task: "life" })).agent_id)
+        const done = yield* r.waitForAgents(me, { agentIds: ids, timeoutMillis: 20_000 })
+        expect(done.agents.map((a) => a.status)).toEqual(["completed", "completed", "failed", "failed", "failed"])
+        expect(done.agents[0]!.preview).toBe(`answer to life: ${"*".repeat(SECRET.length)}\n`)
+        expect(done.agents[1]!.preview).toBe("one\ntwo\nthree\n")
+        expect(done.agents[2]!.preview).toBe("nope\n[/bin/sh ended with exit code 3]")
+        expect(done.agents[3]!.preview).toBe("going\n[/bin/sh ended by SIGTERM]")
+        expect(done.agents[4]!.preview).toContain("no-such-agent-binary")
+        expect(done.agents[4]!.preview).toContain("not found")
+      }), { timeout: 30_000 })
+
+    it.scopedLive("a command past its lifetime is stopped, its process group with it, and the agent is expired", () =>
+      Effect.gen(function*() {
+        const pidFile = `${process.env.TMPDIR ?? "/tmp"}/spillway-agent-pid-${process.pid}-${Date.now()}`
+        const definitions = [Agents.commandAgent("stuck", "never ends", () => ["/bin/sh", "-c", `sleep 60 & echo $! > ${pidFile}; wait`])]
+        const context = yield* Layer.build(Layer.merge(services({ maxLifetimeSeconds: 1 }), runner))
+        const r = yield* Agents.make(definitions).pipe(Effect.provide(context))
+        const { agent_id } = yield* r.spawn(me, { agent: "stuck", task: "" })
+        const done = yield* r.waitForAgents(me, { agentIds: [agent_id], timeoutMillis: 20_000 })
+        expect(done.agents[0]).toMatchObject({ status: "expired", reason: "stopped after its lifetime of 1 seconds" })
+        const pid = Number(Fs.readFileSync(pidFile, "utf8"))
+        Fs.rmSync(pidFile, { force: true })
+        const alive = () => {
+          try {
+            process.kill(pid, 0)
+            return true
+          } catch {
+            return false
+          }
+        }
+        for (let i = 0; i < 50 && alive(); i++) yield* Effect.sleep("100 millis")
+        expect(alive()).toBe(false)
+      }), { timeout: 30_000 })
+  })
+}

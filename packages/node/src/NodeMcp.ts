@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -153,7 +152,7 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
         Secrets.layerFromEnv,
         NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory })),
         Agents.allowOwners,
-        NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+        NodeChild.layer()
       )),
       Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv()))
     )))
