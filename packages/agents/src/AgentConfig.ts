@@ -78,6 +78,10 @@ export type ConfigFile = typeof ConfigFile.Type
 
 const decodeFile = Schema.decodeUnknown(Schema.parseJson(ConfigFile))
 
+/** What is wrong with a decoded file, on one line: each problem with where it is. */
+const problems = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; ")
+
 const randomSuffix = () => {
   const bytes = new Uint8Array(6)
   globalThis.crypto.getRandomValues(bytes)
@@ -101,7 +105,7 @@ export const persistenceFile = (file: string): Layer.Layer<ConfigPersistence, ne
           if (!(yield* fs.exists(file))) return undefined
           const text = yield* fs.readFileString(file)
           const decoded = yield* decodeFile(text).pipe(
-            Effect.mapError((e) => new PersistFailed({ reason: `${file} is not an agent configuration: ${ParseResult.TreeFormatter.formatErrorSync(e)}` }))
+            Effect.mapError((e) => new PersistFailed({ reason: `${file} is not an agent configuration: ${problems(e)}` }))
           )
           const a = decoded.agents ?? {}
           return {

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -20,8 +21,7 @@ import * as NodePattern from "./NodePattern.js"
 import * as NodeScratchStore from "./NodeScratchStore.js"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
-import { Context, Effect, Layer } from "effect"
-import * as Fs from "node:fs"
+import { Context, Effect, Layer, ParseResult, Schema } from "effect"
 import * as Path from "node:path"
 import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
 
@@ -97,38 +97,51 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
 }
 
 /** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
-interface CatalogEntry {
-  readonly name: string
-  readonly description: string
-  readonly command: ReadonlyArray<string>
-}
+export const CatalogEntry = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  command: Schema.NonEmptyArray(Schema.String)
+})
 
-/** Reads a catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+/** A catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+export const CatalogFile = Schema.Struct({
+  agents: Schema.optionalWith(Schema.Array(CatalogEntry), { default: () => [] }),
+  max_concurrent_agents: Schema.optionalWith(Schema.Number, { exact: true }),
+  max_lifetime_seconds: Schema.optionalWith(Schema.Number, { exact: true })
+})
+
+const decodeCatalog = Schema.decodeUnknown(Schema.parseJson(CatalogFile))
+
+/** What is wrong with a decoded file, on one line: each problem with where it is. */
+const problems = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; ")
+
+/** Reads a catalog file on the platform's `FileSystem`, decoded with `CatalogFile`: the command agents and the limits they start under. */
 export const readCatalog = (file: string) =>
-  Effect.try({
-    try: () => {
-      const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as {
-        agents?: ReadonlyArray<CatalogEntry>
-        max_concurrent_agents?: number
-        max_lifetime_seconds?: number
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((e) => new AgentConfig.InvalidConfig({ reason: `cannot read the agent catalog ${file}: ${e.message}` }))
+    )
+    const raw = yield* decodeCatalog(text).pipe(
+      Effect.mapError((e) =>
+        new AgentConfig.InvalidConfig({
+          reason: `${file} is not an agent catalog (every agent needs a name, a description and a non-empty command array): ${problems(e)}`
+        })
+      )
+    )
+    return {
+      definitions: raw.agents.map((a) =>
+        Agents.commandAgent(a.name, a.description, (task) => {
+          const [file, ...args] = a.command.map((part) => part.split("{task}").join(task))
+          return [file!, ...args]
+        })
+      ),
+      config: {
+        maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
+        maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
       }
-      const agents = raw.agents ?? []
-      for (const a of agents) {
-        if (typeof a.name !== "string" || typeof a.description !== "string" || !Array.isArray(a.command) || a.command.length === 0) {
-          throw new Error("every agent needs a name, a description and a non-empty command array")
-        }
-      }
-      return {
-        definitions: agents.map((a) =>
-          Agents.commandAgent(a.name, a.description, (task) => a.command.map((part) => part.split("{task}").join(task)) as [string, ...Array<string>])
-        ),
-        config: {
-          maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
-          maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
-        }
-      }
-    },
-    catch: (e) => new Error(`cannot read the agent catalog ${file}: ${e instanceof Error ? e.message : String(e)}`)
+    }
   })
 
 /**
@@ -155,7 +168,7 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
         NodeChild.layer()
       )),
       Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv()))
-    )))
+    ))).pipe(Layer.provide(NodeFileSystem.layer))
 }
 
 /** The live catalog, for the `spawn_agent` description. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -266,6 +267,22 @@ describe("spillway mcp --agents", () => {
     expect(unknown.isError).toBe(true)
     expect(textOf(unknown)).toContain("the catalog has echo, broken")
     await client.close()
+  }, 30_000)
+
+  it("refuses to start on a catalog that is not one, saying what is wrong", async () => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-agents-"))
+    dirs.push(dir)
+    const catalog = Path.join(dir, "catalog.json")
+    Fs.writeFileSync(catalog, JSON.stringify({ agents: [{ name: "no-command", description: "has none", command: [] }] }))
+    const run = ChildProcess.spawnSync(process.execPath, [bin, "mcp", "--agents", catalog], {
+      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir },
+      input: "",
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("is not an agent catalog")
+    expect(run.stderr).toContain("command")
   }, 30_000)
 })
 
