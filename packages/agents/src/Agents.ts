@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import type { Child } from "@spillway/core"
-import { Cursor, Envelope, Secrets, Utf8 } from "@spillway/core"
+import { Cursor, Envelope, Errors, Secrets, Utf8 } from "@spillway/core"
 import { Cause, Clock, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AgentConfig } from "./AgentConfig.js"
@@ -95,7 +95,7 @@ export class UnknownAgent extends Schema.TaggedError<UnknownAgent>()("UnknownAge
 /** No agent by that id. */
 export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agentId: Schema.String }) {
   override get message() {
-    return `no agent with id ${this.agentId}; it was never started here`
+    return `no agent with id ${Errors.quote(this.agentId)}; it was never started here`
   }
 }
 
@@ -213,6 +213,24 @@ export interface Catalog {
 }
 
 const NOTICE = "A parent message interrupted this wait; the agents go on running. Wait again or fetch their results later."
+
+/** Characters the parent message that interrupted a wait may take in the serialized result, as the roster reserves. */
+const REASON_CHARS = 200
+
+/** Longest id a wait takes, in characters; agent ids are far shorter. */
+const MAX_ID_CHARS = 256
+
+/**
+ * A text cut so that, serialized as a JSON string (escapes counted), it
+ * takes at most `max` code points: the whole text when it fits, otherwise
+ * its start in whole code points and a marker saying how long it was.
+ */
+const cutReason = (text: string, max: number = REASON_CHARS): string => {
+  if (Envelope.sizeOf(JSON.stringify(text)) - 2 <= max) return text
+  const marker = `… [cut: ${Utf8.codePointLength(text)} characters in all]`
+  const fitted = Envelope.fitText(text, (part) => `${part}${marker}`, { limit: max + 2 })
+  return Either.isRight(fitted) ? fitted.right.value : Utf8.takeCodePoints(marker, max)
+}
 
 /** Builds the runtime over a catalog of definitions; agents run in the scope it is built in. */
 export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options: Options = {}) =>
@@ -382,11 +400,14 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
           preview: "",
           preview_bytes: 0,
           body_bytes: 999_999_999,
-          fetch: `get_agent_results agent_id=${id} cursor=${cursorAt(id, 0)}`
+          // only an id a cursor can name ever gets a fetch line
+          ...(Cursor.positionProblem({ tool: TOOL, evidence: id, offset: 0, unit: "byte" }) === undefined
+            ? { fetch: `get_agent_results agent_id=${id} cursor=${cursorAt(id, 0)}` }
+            : {})
         })),
         timed_out: true,
         notice: NOTICE,
-        audit: { interrupted: true, interrupt_reason: "x".repeat(200), durable_results: ids.slice(0, n) }
+        audit: { interrupted: true, interrupt_reason: "x".repeat(REASON_CHARS), durable_results: ids.slice(0, n) }
       })
       return Envelope.fitCount(0, ids.length, skeleton, budget)
     }
@@ -403,6 +424,10 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
       Effect.gen(function*() {
         const ids = [...new Set(request.agentIds)]
         if (ids.length === 0) return yield* new InvalidRequest({ reason: "agent_ids must name at least one agent" })
+        const tooLong = ids.find((id) => id.length > MAX_ID_CHARS)
+        if (tooLong !== undefined) {
+          return yield* new InvalidRequest({ reason: `agent_ids: ${Errors.quote(tooLong)} is not an agent id; pass the agent_id spawn_agent returned` })
+        }
         if (!Number.isFinite(request.timeoutMillis) || request.timeoutMillis < 0) {
           return yield* new InvalidRequest({ reason: "timeout must be a number of milliseconds, 0 or more" })
         }
@@ -451,7 +476,7 @@ export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options:
           ...(interrupted ? { notice: NOTICE } : {}),
           audit: {
             interrupted,
-            ...(ended._tag === "interrupt" ? { interrupt_reason: ended.reason } : {}),
+            ...(ended._tag === "interrupt" ? { interrupt_reason: cutReason(masker.maskText(ended.reason)) } : {}),
             durable_results: durable
           }
         })

@@ -216,6 +216,54 @@ describe("wait_for_agents", () => {
     }))
 })
 
+describe("wait_for_agents interrupted by a long parent message", () => {
+  const reasonSize = (r: Agents.WaitResult) => JSON.stringify(r.audit.interrupt_reason!).length - 2
+
+  it.scoped("one agent and a 20,000-character message: the notice, the reason cut with a marker, within the budget", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime()
+      const a = yield* agents.spawn(me, { agent: "scripted", task: "long-1" })
+      const r = yield* waitFor(agents, [a.agent_id], 60_000, Effect.succeed("m".repeat(20_000)))
+      expect(r.notice).toContain("interrupted this wait")
+      expect(r.audit.interrupt_reason).toMatch(/^m+… \[cut: 20000 characters in all\]$/)
+      expect(reasonSize(r)).toBeLessThanOrEqual(200)
+      expect(JSON.stringify(r).length).toBeLessThanOrEqual(12_000)
+    }))
+
+  it.scoped("the largest batch the runtime says fits, and a 5,000-character message of characters JSON escapes", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime({ maxConcurrentAgents: 100 })
+      const running: Array<string> = []
+      for (let i = 0; i < 60; i++) running.push((yield* agents.spawn(me, { agent: "scripted", task: `batch-${i}` })).agent_id)
+      const fits = ((yield* Effect.flip(waitFor(agents, running, 60_000))) as Agents.BatchTooLarge).fits
+      expect(fits).toBeGreaterThanOrEqual(30)
+      for (const message of ["m".repeat(5_000), "\"\\\u0001".repeat(5_000)]) {
+        const r = yield* waitFor(agents, running.slice(0, fits), 60_000, Effect.succeed(message))
+        expect(r.notice).toBeDefined()
+        expect(reasonSize(r)).toBeLessThanOrEqual(200)
+        expect(JSON.stringify(r).length).toBeLessThanOrEqual(12_000)
+      }
+    }))
+})
+
+describe("wait_for_agents and get_agent_results with ids no agent has", () => {
+  it.scoped("named ids get not_found rows; an id too long to echo is a bounded refusal; a read is a bounded AgentNotFound", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* runtime()
+      const odd = ["no such agent", "../x", "x".repeat(200), "ünïcødé"]
+      const r = yield* waitFor(agents, odd, 0)
+      expect(r.agents.map((row) => [row.agent_id, row.status])).toEqual(odd.map((id) => [id, "not_found"]))
+      for (const id of odd) {
+        const refused = yield* Effect.flip(agents.getAgentResults(me, { agentId: id }))
+        expect(refused._tag).toBe("AgentNotFound")
+        expect(refused.message.length).toBeLessThan(400)
+      }
+      const tooLong = yield* Effect.flip(waitFor(agents, ["z".repeat(10_000_000)], 0))
+      expect(tooLong._tag).toBe("InvalidRequest")
+      expect(tooLong.message.length).toBeLessThan(400)
+    }))
+})
+
 describe("get_agent_results", () => {
   it.scoped("pages the scrubbed body with exact byte counts and cursors bound to the agent", () =>
     Effect.gen(function*() {
