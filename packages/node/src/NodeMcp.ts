@@ -20,7 +20,7 @@ import * as NodeEvidence from "./NodeEvidence.js"
 import * as NodePattern from "./NodePattern.js"
 import * as NodeScratchStore from "./NodeScratchStore.js"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
+import { AgentConfig, Agents } from "@spillway/agents"
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
 import * as Path from "node:path"
 import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
@@ -81,10 +81,11 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
   )
 }
 
-/** Every handler, over every capability. */
-export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
-  const p = pieces(options)
-  return Handlers.fullLayer.pipe(
+type Pieces = ReturnType<typeof pieces>
+
+/** Every handler over the pieces of one server. */
+const fullOver = (p: Pieces) =>
+  Handlers.fullLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
       Spill.layer(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
@@ -94,7 +95,9 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
     )),
     Layer.provide(p.bodies)
   )
-}
+
+/** Every handler, over every capability. */
+export const layerFull = (options: Omit<Options, "readOnly"> = {}) => fullOver(pieces(options))
 
 /** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
 export const CatalogEntry = Schema.Struct({
@@ -144,13 +147,9 @@ export const readCatalog = (file: string) =>
     }
   })
 
-/**
- * The agent tools over a catalog file; configuration is published to
- * `<directory>/.agents/config.json`, and results are kept in `.agents/results`.
- */
-export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) => {
-  const directory = NodeBodies.directoryOf(options)
-  return Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
+/** The agent tools over the pieces of one server, so that results are bodies of the same store as every other kept output. */
+const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "readOnly">) =>
+  Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
     Layer.merge(
       AgentHandlers.layer,
       Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
@@ -158,18 +157,22 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
       Layer.provideMerge(Agents.layer(definitions)),
       Layer.provide(Layer.mergeAll(
         AgentConfig.layer(config).pipe(
-          Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json"))),
+          Layer.provide(AgentConfig.persistenceFile(Path.join(p.directory, ".agents", "config.json"))),
           Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
         ),
-        AgentResults.layerDirectory(Path.join(directory, ".agents", "results")),
-        Secrets.layerFromEnv,
-        NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory })),
-        Agents.allowOwners,
         NodeChild.layer()
       )),
-      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv()))
+      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv())),
+      Layer.provide(p.bodies)
     ))).pipe(Layer.provide(NodeFileSystem.layer))
-}
+
+/**
+ * The agent tools over a catalog file: results are bodies of the `agent`
+ * profile in the server's store (24 hours by default), and configuration is
+ * published to `<directory>/.agents/config.json`.
+ */
+export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) =>
+  agentsOver(pieces(options), catalogFile, options)
 
 /** The live catalog, for the `spawn_agent` description. */
 class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
@@ -185,7 +188,9 @@ export const serve = (transport: Transport, options: Options = {}) => {
   const describe = (tool: string) =>
     tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
   return Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(Layer.merge(layerFull(options), layerAgents(options.agents!, options)))
+    // one set of pieces, so the agent tools and the others share one body store
+    const p = pieces(options)
+    const context = yield* Layer.build(Layer.merge(fullOver(p), agentsOver(p, options.agents!, options)))
     const live = (tool: string) => Effect.provide(describe(tool), context)
     yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live).pipe(Effect.provide(context))
   }))
