@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { AgentConfig, Agents } from "@spillway/agents"
 import { Cursor } from "@spillway/core"
 import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Layer, TestClock } from "effect"
-import { KEY, masked, me, open, revoked, runtime, SECRET, waitFor, withinBudget } from "./helpers.js"
+import { KEY, masked, me, open, revoked, runtime, SECRET, waitFor, withinBudget } from "./fixtures.js"
 
 describe("spawn admission and configuration", () => {
   it.scoped("refuses a spawn past the concurrency limit, saying the limit and how many run", () =>

@@ -7,7 +7,7 @@ import { NodeChild } from "@spillway/node"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { masked, me, runtime, SECRET, tempDir } from "./helpers.js"
+import { masked, me, runtime, SECRET, tempDir } from "./fixtures.js"
 
 const runners: ReadonlyArray<readonly [string, Layer.Layer<Child.ChildRunner>]> = [
   ["Node's child runner", NodeChild.layer()],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Agents } from "@spillway/agents"
 import { Effect, Exit, Scope, TestClock } from "effect"
-import { diskStore, masked, me, memoryStore, open, pgStore, pgUrl, runtime, SECRET, type Store, waitFor } from "./helpers.js"
+import { diskStore, masked, me, memoryStore, open, pgStore, pgUrl, runtime, SECRET, type Store, waitFor } from "./fixtures.js"
 
 const DAY = 24 * 60 * 60 * 1000
 
