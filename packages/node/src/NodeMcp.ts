@@ -8,8 +8,9 @@
  *
  * @since 0.1.0
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
@@ -18,9 +19,8 @@ import * as NodeChild from "./NodeChild.js"
 import * as NodeEvidence from "./NodeEvidence.js"
 import * as NodePattern from "./NodePattern.js"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
-import { Context, Effect, Layer } from "effect"
-import * as Fs from "node:fs"
+import { AgentConfig, Agents } from "@spillway/agents"
+import { Context, Effect, Layer, ParseResult, Schema } from "effect"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
@@ -74,10 +74,11 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
   )
 }
 
-/** Every handler, over every capability. */
-export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
-  const p = pieces(options)
-  return Handlers.fullLayer.pipe(
+type Pieces = ReturnType<typeof pieces>
+
+/** Every handler over the pieces of one server. */
+const fullOver = (p: Pieces) =>
+  Handlers.fullLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
       Spill.layer(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
@@ -87,66 +88,84 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
     )),
     Layer.provideMerge(p.bodies)
   )
-}
+
+/** Every handler, over every capability. */
+export const layerFull = (options: Omit<Options, "readOnly"> = {}) => fullOver(pieces(options))
 
 /** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
-interface CatalogEntry {
-  readonly name: string
-  readonly description: string
-  readonly command: ReadonlyArray<string>
-}
+export const CatalogEntry = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  command: Schema.NonEmptyArray(Schema.String)
+})
 
-/** Reads a catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+/** A catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+export const CatalogFile = Schema.Struct({
+  agents: Schema.optionalWith(Schema.Array(CatalogEntry), { default: () => [] }),
+  max_concurrent_agents: Schema.optionalWith(Schema.Number, { exact: true }),
+  max_lifetime_seconds: Schema.optionalWith(Schema.Number, { exact: true })
+})
+
+const decodeCatalog = Schema.decodeUnknown(Schema.parseJson(CatalogFile))
+
+/** What is wrong with a decoded file, on one line: each problem with where it is. */
+const problems = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; ")
+
+/** Reads a catalog file on the platform's `FileSystem`, decoded with `CatalogFile`: the command agents and the limits they start under. */
 export const readCatalog = (file: string) =>
-  Effect.try({
-    try: () => {
-      const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as {
-        agents?: ReadonlyArray<CatalogEntry>
-        max_concurrent_agents?: number
-        max_lifetime_seconds?: number
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((e) => new AgentConfig.InvalidConfig({ reason: `cannot read the agent catalog ${file}: ${e.message}` }))
+    )
+    const raw = yield* decodeCatalog(text).pipe(
+      Effect.mapError((e) =>
+        new AgentConfig.InvalidConfig({
+          reason: `${file} is not an agent catalog (every agent needs a name, a description and a non-empty command array): ${problems(e)}`
+        })
+      )
+    )
+    return {
+      definitions: raw.agents.map((a) =>
+        Agents.commandAgent(a.name, a.description, (task) => {
+          const [file, ...args] = a.command.map((part) => part.split("{task}").join(task))
+          return [file!, ...args]
+        })
+      ),
+      config: {
+        maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
+        maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
       }
-      const agents = raw.agents ?? []
-      for (const a of agents) {
-        if (typeof a.name !== "string" || typeof a.description !== "string" || !Array.isArray(a.command) || a.command.length === 0) {
-          throw new Error("every agent needs a name, a description and a non-empty command array")
-        }
-      }
-      return {
-        definitions: agents.map((a) =>
-          Agents.commandAgent(a.name, a.description, (task) => a.command.map((part) => part.split("{task}").join(task)) as [string, ...Array<string>])
-        ),
-        config: {
-          maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
-          maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
-        }
-      }
-    },
-    catch: (e) => new Error(`cannot read the agent catalog ${file}: ${e instanceof Error ? e.message : String(e)}`)
+    }
   })
 
-/**
- * The agent tools over a catalog file; configuration is published to
- * `<directory>/.agents/config.json`, and results are kept in `.agents/results`.
- */
-export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) => {
-  const directory = NodeBodies.directoryOf(options)
-  return Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
+/** The agent tools over the pieces of one server, so that results are bodies of the same store as every other kept output. */
+const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "readOnly">) =>
+  Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
     Layer.merge(
       AgentHandlers.layer,
       Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
     ).pipe(
       Layer.provideMerge(Agents.layer(definitions)),
       Layer.provide(Layer.mergeAll(
-        AgentConfig.layer(config).pipe(Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json")))),
-        AgentResults.layerDirectory(Path.join(directory, ".agents", "results")),
-        Secrets.layerFromEnv,
-        NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory })),
-        Agents.allowOwners,
-        NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+        AgentConfig.layer(config).pipe(
+          Layer.provide(AgentConfig.persistenceFile(Path.join(p.directory, ".agents", "config.json"))),
+          Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+        ),
+        NodeChild.layer()
       )),
-      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv()))
-    )))
-}
+      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv())),
+      Layer.provide(p.bodies)
+    ))).pipe(Layer.provide(NodeFileSystem.layer))
+
+/**
+ * The agent tools over a catalog file: results are bodies of the `agent`
+ * profile in the server's store (24 hours by default), and configuration is
+ * published to `<directory>/.agents/config.json`.
+ */
+export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) =>
+  agentsOver(pieces(options), catalogFile, options)
 
 /** The live catalog, for the `spawn_agent` description. */
 class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
@@ -167,7 +186,9 @@ export const serve = (transport: Transport, options: Options = {}) => {
   const describe = (tool: string) =>
     tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
   return Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(Layer.merge(layerFull(options), layerAgents(options.agents!, options)))
+    // one set of pieces, so the agent tools and the others share one body store
+    const p = pieces(options)
+    const context = yield* Layer.build(Layer.merge(fullOver(p), agentsOver(p, options.agents!, options)))
     const live = (tool: string) => Effect.provide(describe(tool), context)
     yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live, replies(options)).pipe(Effect.provide(context))
   }))

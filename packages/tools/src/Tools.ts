@@ -10,6 +10,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
+import { Agents } from "@spillway/agents"
 import { Process, ProcessView } from "@spillway/core"
 import { Schema } from "effect"
 
@@ -207,7 +208,8 @@ export const WaitForAgents = Tool.make("wait_for_agents", {
     agent_ids: Schema.Array(Schema.String).pipe(Schema.minItems(1)),
     timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 3_600_000)))
   },
-  success: Schema.Struct({ text: Schema.String, result: Schema.Unknown }),
+  // the roster a model reads, and the same facts for programs
+  success: Schema.Struct({ text: Schema.String, result: Agents.WaitResult.pipe(Schema.omit("text")) }),
   failure: ToolFailure,
   failureMode: "return"
 }).annotate(Tool.Readonly, true)
@@ -221,7 +223,7 @@ export const GetAgentResults = Tool.make("get_agent_results", {
     cursor: Schema.optional(Schema.String),
     limit: Schema.optional(Schema.Int)
   },
-  success: Schema.Struct({ text: Schema.String, page: Schema.Unknown }),
+  success: Schema.Struct({ text: Schema.String, page: Agents.ResultPage }),
   failure: ToolFailure,
   failureMode: "return"
 }).annotate(Tool.Readonly, true)
