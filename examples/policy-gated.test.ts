@@ -1,4 +1,3 @@
-import { Command } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Spill } from "@spillway/core"
 import { Effect, Exit } from "effect"
@@ -11,7 +10,7 @@ describe("the policy-gated workflow", () => {
   it("keeps a failing build, finds its error, and may read only what it saved", async () => {
     const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-example-"))
     Fs.writeFileSync(Path.join(directory, "2026-01-01T00-00-00-000Z-abcdef.log"), "someone else's output\n", { mode: 0o600 })
-    const command = Command.make("sh", "-c", "for i in $(seq 1 3000); do echo \"unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1")
+    const command = { command: "for i in $(seq 1 3000); do echo \"unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1", shell: true }
     const result = await Effect.runPromise(
       Effect.gen(function*() {
         const kept = yield* program(command)

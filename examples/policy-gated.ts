@@ -4,22 +4,18 @@
  * workflow saved itself. Run it with `node examples/dist/policy-gated.js`
  * after `pnpm build`, or import `program` and `layer` into your own host.
  */
-import { Command, CommandExecutor } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
-import { Secrets, Spill, SpillPolicy } from "@spillway/core"
-import { NodeSpill } from "@spillway/node"
-import { Effect, Layer, Stream } from "effect"
+import { Access, Child, Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeChild, NodeSpill } from "@spillway/node"
+import { Effect, Layer } from "effect"
 
 /** Runs a command, keeps its output, and greps the saved copy for errors. */
-export const program = (command: Command.Command) =>
+export const program = (command: Child.Spec) =>
   Effect.gen(function*() {
     const write = yield* Spill.SpillWrite
-    const executor = yield* CommandExecutor.CommandExecutor
     const kept = yield* Effect.scoped(Effect.gen(function*() {
       const capture = yield* write.capture()
-      const proc = yield* executor.start(command.pipe(Command.stdin(Stream.empty)))
-      yield* Stream.merge(proc.stdout, proc.stderr).pipe(Stream.runForEach(capture.write))
-      return yield* capture.finish(yield* proc.exitCode)
+      const exit = yield* Child.run(command, capture.write)
+      return yield* capture.finish(exit.status)
     }))
     yield* Effect.log(kept.text)
     if (kept.filename === undefined) return kept
@@ -40,19 +36,19 @@ export const ownFilesOnly = () => {
   })
 }
 
-/** The capabilities the workflow needs: spill read and write under the policy, and process spawning. */
+/** The capabilities the workflow needs: spill read and write under the policy, and running commands. */
 export const layer = (options: NodeSpill.Options = {}) =>
   NodeSpill.layerWithout(options).pipe(
     Layer.provide(ownFilesOnly()),
     Layer.provide(Secrets.layerFromEnv),
-    Layer.merge(NodeContext.layer)
+    Layer.provide(Access.allowOwners),
+    Layer.merge(NodeChild.layer())
   )
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const command = Command.make(
-    "sh",
-    "-c",
-    "for i in $(seq 1 3000); do echo \"compiling unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1"
-  )
+  const command: Child.Spec = {
+    command: "for i in $(seq 1 3000); do echo \"compiling unit $i\"; done; echo 'error: unit 1234 failed' >&2; exit 1",
+    shell: true
+  }
   Effect.runPromise(program(command).pipe(Effect.provide(layer())))
 }

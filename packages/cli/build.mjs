@@ -8,7 +8,9 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-// better-sqlite3 loads a native addon from its own folder, so it stays outside the bundle
+// better-sqlite3 loads a native addon from its own folder, so it stays outside the bundle.
+// `import.meta.url` is the bundle's own file, so modules find what ships beside it
+// (the pattern worker, bundled to dist/internal/patternWorker.js).
 const bundle = (entry, outfile) =>
   build({
     entryPoints: [entry],
@@ -19,13 +21,26 @@ const bundle = (entry, outfile) =>
     target: "node20",
     minify: true,
     legalComments: "none",
-    external: ["better-sqlite3"]
+    external: ["better-sqlite3"],
+    define: { "import.meta.url": "__spillwayModuleUrl" },
+    banner: { js: "var __spillwayModuleUrl=require(\"node:url\").pathToFileURL(__filename).href;" }
   })
 
 await bundle("dist/main.js", "dist/spillway.cjs")
 await bundle("dist/fastRead.js", "dist/read.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
+// an ES module, as every .js file of this package
+await build({
+  entryPoints: ["../node/dist/internal/patternWorker.js"],
+  outfile: "dist/internal/patternWorker.js",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minify: true,
+  legalComments: "none"
+})
 // the thread `spillway run` masks long output on (see NodeSecrets)
 await bundle("../node/dist/internal/maskWorker.js", "dist/mask-worker.cjs")
 

@@ -13,8 +13,11 @@
 # and the lines that explain the failure), and test/salience/cases.json is
 # rebuilt from lines of those logs, so everything stays in step when rerun.
 #
-# Needs: node 20 + npm/npx (typescript@5.9.3 and vitest@3.2.7 are fetched by
-# npx), gcc, make, python3, rustc + cargo, javac + java, git.
+# Needs: node 20 + npm/npx (typescript@5.9.3, vitest@3.2.7, pnpm@10.34.8, eslint@9.17.0,
+# eslint-formatter-compact@8.40.0, jest@29.7.0, mocha@10.8.2, prettier@3.3.3 and yarn@1.22.22
+# are fetched from npm), gcc, make, cmake, ninja, python3 with pytest, go, rustc + cargo,
+# javac + java, git. Docker builds are not covered (they need a daemon), nor
+# Maven and Gradle (their plugins cannot be fetched offline).
 # Between runs only timings, clock times, thread ids, build hashes and the
 # interleaving of concurrent output change.
 
@@ -36,7 +39,9 @@ export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES="$SCRATCH"
 export GIT_AUTHOR_NAME="Dev" GIT_AUTHOR_EMAIL="dev@example.com" GIT_COMMITTER_NAME="Dev" GIT_COMMITTER_EMAIL="dev@example.com"
 
-rm -rf "$OUT"
+# ONLY="name ..." reruns just those scenarios and keeps the other logs.
+ONLY=${ONLY:-}
+if [ -z "$ONLY" ]; then rm -rf "$OUT"; fi
 mkdir -p "$OUT"
 : > "$SCRATCH/manifest.tsv"
 
@@ -45,6 +50,7 @@ mkdir -p "$OUT"
 capture() {
   name=$1 tool=$2 cmd=$3
   dir="$SCRATCH/$name"
+  if [ -n "$ONLY" ] && ! printf ' %s ' "$ONLY" | grep -q " $name "; then return 0; fi
   echo "running $name: $cmd" >&2
   (cd "$dir" && sh -c "$cmd" > "$SCRATCH/$name.raw" 2>&1)
   code=$?
@@ -813,6 +819,834 @@ done
 capture git-not-a-repo git "status=0; for d in */; do echo \"== \$d\"; git -C \"\$d\" log --format='%h %ad %s' --date=short -n 15 || status=1; done; exit \$status"
 
 ###########################################################################
+# Tools from npm, pinned, installed once for the scenarios below.
+###########################################################################
+TOOLS="$SCRATCH/tools"
+mkdir -p "$TOOLS"
+(cd "$TOOLS" && npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error \
+  eslint@9.17.0 eslint-formatter-compact@8.40.0 jest@29.7.0 mocha@10.8.2 prettier@3.3.3 yarn@1.22.22 > /dev/null 2>&1) ||
+  echo "npm install of the JavaScript tools failed" >&2
+BIN="$TOOLS/node_modules/.bin"
+PNPM="npx -y pnpm@10.34.8"
+
+###########################################################################
+# gcc + make: 3 directories of 25 programs each, make -k; one program calls
+# a function no object defines, so its link fails.
+###########################################################################
+scenario link-fail
+for d in tools daemons reports; do
+  mkdir -p "$d"
+  progs=""
+  for m in $C_MODULES; do
+    prog=$(printf '%s_%s' "$d" "$m" | tr '-' '_')
+    progs="$progs $prog"
+    {
+      echo "#include <stdio.h>"
+      echo
+      if [ "$prog" = reports_heap ]; then
+        echo "long ledger_total(const long *amounts, int count);"
+        echo
+      fi
+      echo "int main(void)"
+      echo "{"
+      echo "  long amounts[4] = { 12, 30, 7, 1 };"
+      if [ "$prog" = reports_heap ]; then
+        printf '%s\n' '  printf("%ld\n", ledger_total(amounts, 4));'
+      else
+        printf '%s\n' '  printf("%ld\n", amounts[0] + amounts[3]);'
+      fi
+      echo "  return 0;"
+      echo "}"
+    } > "$d/$prog.c"
+  done
+  printf 'MAKEFLAGS += --no-builtin-rules\nCC = gcc\nCFLAGS = -Wall -O2\nPROGS =%s\n\nall: $(PROGS)\n\n%%: %%.o\n\t$(CC) -o $@ $<\n\n%%.o: %%.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n\n.PHONY: all\n' "$progs" > "$d/Makefile"
+done
+printf 'SUBDIRS = tools reports daemons\n\nall: $(SUBDIRS)\n\n$(SUBDIRS):\n\t$(MAKE) -C $@\n\n.PHONY: all $(SUBDIRS)\n' > Makefile
+capture link-fail make "make -k -j1"
+
+###########################################################################
+# make: the same tree, where one Makefile names a source that is not there.
+###########################################################################
+scenario make-no-rule
+make_c_tree 0
+sed -i 's/^OBJS = alloc.o/OBJS = allocator.o alloc.o/' libparse/Makefile
+capture make-no-rule make "make -k -j1"
+
+###########################################################################
+# CMake configure: 40 subdirectories; one links a target that does not exist.
+###########################################################################
+scenario cmake-config-fail
+for lib in core io parse net fmt http json xml; do
+  mkdir -p "$lib"
+  {
+    echo "cmake_minimum_required(VERSION 3.20)"
+    echo "project($lib C)"
+  } > "$lib/CMakeLists.txt"
+  for m in alloc arena buffer checksum clock config crc32 dict hash list; do
+    mkdir -p "$lib/$m"
+    printf 'int %s_%s(void) { return 0; }\n' "$lib" "$m" > "$lib/$m/$m.c"
+    printf 'add_library(%s_%s STATIC %s.c)\nmessage(STATUS "%s/%s: 1 source, static library, position independent code off")\n' "$lib" "$m" "$m" "$lib" "$m" > "$lib/$m/CMakeLists.txt"
+    echo "add_subdirectory($m)" >> "$lib/CMakeLists.txt"
+  done
+done
+printf 'add_library(net_clock STATIC clock.c)\ntarget_link_libraries(net_clok PRIVATE net_alloc)\nmessage(STATUS "net/clock: 1 source, static")\n' > net/clock/CMakeLists.txt
+capture cmake-config-fail cmake "status=0; for p in core io parse net fmt http json xml; do echo \"== \$p\"; cmake -S \$p -B build/\$p -G Ninja || status=1; done; exit \$status"
+
+###########################################################################
+# CMake + Ninja: 60 static libraries, one with a compile error; ninja -k 0
+# goes on with the others.
+###########################################################################
+scenario cmake-ninja-fail
+{
+  echo "cmake_minimum_required(VERSION 3.20)"
+  echo "project(acme C)"
+} > CMakeLists.txt
+for lib in core io parse net fmt http json; do
+  for m in alloc arena buffer checksum clock config crc32 dict hash list lock log; do
+    mkdir -p "src/$lib"
+    fn="${lib}_${m}"
+    printf '#include <stddef.h>\n\nint %s(const int *v, size_t n)\n{\n  int acc = 0;\n  for (size_t i = 0; i < n; i++)\n    acc += v[i];\n  return acc;\n}\n' "$fn" > "src/$lib/$m.c"
+    echo "add_library($fn STATIC src/$lib/$m.c)" >> CMakeLists.txt
+  done
+done
+printf '#include <stddef.h>\n\nint parse_dict(const int *v, size_t n)\n{\n  int acc = 0;\n  for (size_t i = 0; i < n; i++)\n    acc += v[i];\n  return acc + bucket_count;\n}\n' > src/parse/dict.c
+capture cmake-ninja-fail cmake "cmake -S . -B build -G Ninja && ninja -C build -k 0"
+
+###########################################################################
+# eslint 9: 30 files with warnings; in the failing tree one file uses an
+# undefined name. Stylish (default) and compact formats.
+###########################################################################
+make_eslint_tree() { # make_eslint_tree WITH_ERROR(0|1)
+  cat > eslint.config.js <<'EOF'
+export default [
+  {
+    files: ["**/*.js"],
+    languageOptions: { sourceType: "module", globals: { console: "readonly", process: "readonly" } },
+    rules: { "no-unused-vars": "warn", "prefer-const": "warn", "no-undef": "error", eqeqeq: "warn" }
+  }
+]
+EOF
+  printf '{ "name": "acme-web", "private": true, "type": "module" }\n' > package.json
+  mkdir -p src
+  mkdir -p lib
+  for m in $(echo "$C_MODULES" | tr '-' '_'); do
+    f="src/$(echo "$m" | tr '_' '-').js"
+    {
+      echo "import { format } from './format.js'"
+      echo
+      echo "export function ${m}Handler(input, options) {"
+      echo "  let count = 0"
+      echo "  let errorCount = 0"
+      echo "  const unused = options"
+      echo "  for (const item of input) {"
+      echo "    if (item.kind == 'error') count++"
+      echo "  }"
+      echo "  return format(count)"
+      echo "}"
+      echo
+      echo "export function ${m}Reset(state) {"
+      echo "  let last = state.last"
+      echo "  return { ...state, last }"
+      echo "}"
+    } > "$f"
+    sed -e "s/Handler/Task/" -e "s/Reset/Clear/" "$f" > "lib/${m}.js"
+  done
+  echo "export const format = (n) => String(n)" > src/format.js
+  cp src/format.js lib/format.js
+  if [ "$1" = 1 ]; then
+    cat >> src/heap.js <<'EOF'
+
+export function heapDrain(queue) {
+  while (queue.length > 0) queue.pop()
+  return clean(queue)
+}
+EOF
+  fi
+}
+
+scenario eslint-stylish-fail
+make_eslint_tree 1
+capture eslint-stylish-fail eslint "$BIN/eslint src lib"
+
+scenario eslint-compact-fail
+make_eslint_tree 1
+capture eslint-compact-fail eslint "$BIN/eslint -f $TOOLS/node_modules/eslint-formatter-compact/index.js src lib"
+
+scenario eslint-ok
+make_eslint_tree 0
+capture eslint-ok eslint "$BIN/eslint src lib"
+
+###########################################################################
+# prettier --check per package; one file is not formatted.
+###########################################################################
+scenario prettier-fail
+for p in analytics api auth billing cli config docs emails errors ledger mobile payments search web; do
+  mkdir -p "packages/$p/src"
+  for f in index routes model store view api utils types hooks schema client server cache events errors render; do
+    printf 'export const %s = {\n  name: "%s",\n  errors: [],\n};\n' "$f" "$p" > "packages/$p/src/$f.js"
+  done
+done
+printf 'export const render = {name:"emails",errors:[ ]}\n' > packages/emails/src/view.js
+capture prettier-fail prettier "status=0; for p in packages/*; do echo \"== \$p\"; wc -c \"\$p\"/src/*.js; $BIN/prettier --check \"\$p/src\" || status=1; done; exit \$status"
+
+###########################################################################
+# node: 30 jobs in a shell loop; one runs out of heap.
+###########################################################################
+scenario node-heap
+cat > job.js <<'EOF'
+const n = Number(process.argv[2])
+console.log(`job ${n}: loading 4 shards`)
+const rows = []
+if (n === 14) {
+  for (let i = 0; ; i++) rows.push({ id: i, payload: 'x'.repeat(64) + i })
+}
+for (let s = 1; s <= 4; s++) console.log(`job ${n}: shard ${s} merged, ${s * 250} rows`)
+console.log(`job ${n}: done`)
+EOF
+capture node-heap node "ulimit -c 0; status=0; for i in \$(seq 1 30); do node --max-old-space-size=32 job.js \$i || status=1; done; exit \$status"
+
+###########################################################################
+# node: jobs in a shell loop; one leaves a promise rejection unhandled.
+###########################################################################
+scenario node-unhandled
+cat > sync.mjs <<'EOF'
+const tenant = Number(process.argv[2])
+const fetchQuota = async (t) => {
+  await new Promise((r) => setTimeout(r, 5))
+  if (t === 27) throw 'quota exceeded for tenant 27'
+  return 1000 + t
+}
+console.log(`tenant ${tenant}: syncing 3 calendars`)
+for (let c = 1; c <= 3; c++) console.log(`tenant ${tenant}: calendar ${c} synced`)
+fetchQuota(tenant).then((q) => console.log(`tenant ${tenant}: quota ${q}`))
+EOF
+capture node-unhandled node "status=0; for i in \$(seq 1 60); do node sync.mjs \$i || status=1; done; exit \$status"
+
+###########################################################################
+# pnpm -r: 14 packages, one build script fails with a plain message.
+###########################################################################
+make_js_workspace() { # make_js_workspace FAILING_PACKAGE
+  for p in analytics api auth billing cli config docs emails errors ledger mobile payments search web; do
+    mkdir -p "packages/$p/src"
+    printf '{\n  "name": "@acme/%s",\n  "version": "1.4.0",\n  "private": true,\n  "scripts": { "build": "node build.js" }\n}\n' "$p" > "packages/$p/package.json"
+    for f in index routes model store view api utils types; do echo "export const $f = '$p'" > "packages/$p/src/$f.js"; done
+    cat > "packages/$p/build.js" <<'EOF'
+const fs = require('node:fs')
+const files = fs.readdirSync('src').sort()
+for (const f of files) console.log(`  bundled src/${f} -> dist/${f} (${fs.statSync('src/' + f).size} bytes, minified, source map dist/${f}.map)`)
+console.log(`built ${files.length} files (0 errors)`)
+EOF
+  done
+  cat > "packages/$1/build.js" <<'EOF'
+const fs = require('node:fs')
+const files = fs.readdirSync('src').sort()
+for (const f of files.slice(0, 4)) console.log(`  bundled src/${f}`)
+console.error('template invoice.html not found in src/templates')
+process.exit(1)
+EOF
+}
+
+scenario pnpm-fail
+printf '{ "name": "acme", "private": true }\n' > package.json
+printf 'packages:\n  - "packages/*"\n' > pnpm-workspace.yaml
+make_js_workspace emails
+capture pnpm-fail pnpm "$PNPM -r --workspace-concurrency=1 --no-bail run build"
+
+scenario pnpm-parallel-fail
+printf '{ "name": "acme", "private": true }\n' > package.json
+printf 'packages:\n  - "packages/*"\n' > pnpm-workspace.yaml
+make_js_workspace emails
+capture pnpm-parallel-fail pnpm "$PNPM -r --workspace-concurrency=2 --no-bail --reporter=append-only run build"
+
+scenario yarn-fail
+printf '{ "name": "acme", "private": true, "workspaces": ["packages/*"] }\n' > package.json
+make_js_workspace emails
+capture yarn-fail yarn "status=0; for p in packages/*; do echo \"== \$p\"; (cd \"\$p\" && $BIN/yarn run build) || status=1; done; exit \$status"
+
+###########################################################################
+# jest 29 --verbose: 8 files of 15 tests; one throws a TypeError.
+###########################################################################
+scenario jest-fail
+for p in api billing web; do
+  mkdir -p "packages/$p/src/__tests__"
+  printf '{ "name": "@acme/%s", "private": true }\n' "$p" > "packages/$p/package.json"
+  k=0
+  for f in cart currency discounts invoices ledger refunds tax totals; do
+    k=$((k + 1))
+    {
+      echo "const rates = { EUR: { rate: 1.1 }, USD: { rate: 1 } }"
+      echo "const convert = (amount, currency) => amount * rates[currency].rate"
+      echo
+      echo "describe('$p $f', () => {"
+      j=0
+      names_from $((k * 4)) 8 | while IFS= read -r name; do
+        j=$((j + 1))
+        if [ "$p" = billing ] && [ "$f" = ledger ] && [ $j = 5 ]; then
+          echo "  test('converts the balance to the ledger currency', () => {"
+          echo "    expect(convert(1250, 'GBP')).toBe(1100)"
+          echo "  })"
+        elif [ "$p" = billing ] && [ "$f" = tax ] && [ $j = 3 ]; then
+          echo "  test('converts cents to euros', () => {"
+          echo "    expect(convert(3, 'EUR')).toBe(3.3)"
+          echo "  })"
+        else
+          echo "  test('$name', () => {"
+          echo "    expect(convert($j, 'USD')).toBe($j)"
+          echo "  })"
+        fi
+      done
+      echo "})"
+    } > "packages/$p/src/__tests__/$f.test.js"
+  done
+done
+capture jest-fail jest "status=0; for p in packages/*; do echo \"== \$p\"; (cd \"\$p\" && $BIN/jest --verbose --ci --runInBand) || status=1; done; exit \$status"
+
+###########################################################################
+# mocha, one run per package; one assertion fails.
+###########################################################################
+scenario mocha-fail
+for p in api billing web; do
+  mkdir -p "packages/$p/test"
+  k=0
+  for f in format parse retry totals upload; do
+    k=$((k + 1))
+    {
+      echo "const assert = require('node:assert/strict')"
+      echo
+      echo "const total = (lines) => lines.reduce((sum, line) => sum + line.price * line.qty, 0)"
+      echo
+      echo "describe('$p $f', () => {"
+      j=0
+      names_from $((k * 7)) 10 | while IFS= read -r name; do
+        j=$((j + 1))
+        if [ "$p" = billing ] && [ "$f" = totals ] && [ $j = 5 ]; then
+          echo "  it('applies the loyalty discount before tax', () => {"
+          echo "    assert.equal(total([{ price: 400, qty: 2 }, { price: 450, qty: 1 }]) - 10, 1250)"
+          echo "  })"
+        else
+          echo "  it('$name', () => {"
+          echo "    assert.equal(total([{ price: $j, qty: $k }]), $((j * k)))"
+          echo "  })"
+        fi
+      done
+      echo "})"
+    } > "packages/$p/test/$f.test.js"
+  done
+done
+capture mocha-fail mocha "status=0; for p in packages/*; do echo \"== \$p\"; (cd \"\$p\" && $BIN/mocha) || status=1; done; exit \$status"
+
+###########################################################################
+# pytest -v, one run per package; one assertion fails. And a passing run
+# whose test ids say error, fatal and fail.
+###########################################################################
+make_py_packages() { # make_py_packages FAILING(0|1)
+  for p in accounts billing money orders reports; do
+    mkdir -p "$p/tests"
+    {
+      echo "import pytest"
+      echo
+      echo
+      echo "def parse_amount(text):"
+      echo "    return float(text.replace(',', ''))"
+      echo
+      echo
+      echo "@pytest.mark.parametrize('level', ['debug', 'info', 'warning', 'error', 'fatal'])"
+      echo "def test_accepts_log_level(level):"
+      echo "    assert level.islower()"
+      echo
+      echo
+      echo "@pytest.mark.parametrize('case', ['fail-fast', 'no-errors', 'retry-failed', 'abort'])"
+      echo "def test_parses_flag(case):"
+      echo "    assert '-' in case or case.isalpha()"
+      echo
+      names_from 3 24 | awk '{ gsub(/[^A-Za-z0-9]+/, "_"); print tolower($0) }' | awk '!seen[$0]++' | while IFS= read -r t; do
+        echo
+        echo "def test_$t():"
+        echo "    assert parse_amount('12') == 12"
+        echo
+      done
+      if [ "$1" = 1 ] && [ "$p" = money ]; then
+        echo
+        echo "def test_parses_thousands_separator():"
+        echo "    amount = parse_amount('1.234,56')"
+        echo "    assert amount == 1234.56"
+      fi
+    } > "$p/tests/test_$p.py"
+  done
+}
+
+scenario pytest-fail
+make_py_packages 1
+capture pytest-fail pytest "status=0; for p in */; do echo \"== \$p\"; python3 -m pytest -v -p no:cacheprovider \"\$p\" || status=1; done; exit \$status"
+
+scenario pytest-ok
+make_py_packages 0
+capture pytest-ok pytest "python3 -m pytest -v -p no:cacheprovider ."
+
+###########################################################################
+# unittest -v, one run per package; one assertion fails.
+###########################################################################
+scenario unittest-fail
+for p in accounts billing money orders reports; do
+  mkdir -p "$p"
+  {
+    echo "import unittest"
+    echo
+    echo
+    echo "def parse_amount(text):"
+    echo "    return float(text.replace(',', ''))"
+    echo
+    echo
+    echo "class $(echo "$p" | awk '{ print toupper(substr($0, 1, 1)) substr($0, 2) }')Tests(unittest.TestCase):"
+    names_from 5 25 | awk '{ gsub(/[^A-Za-z0-9]+/, "_"); print tolower($0) }' | awk '!seen[$0]++' | while IFS= read -r t; do
+      echo "    def test_$t(self):"
+      echo "        self.assertEqual(parse_amount('12'), 12)"
+      echo
+    done
+    if [ "$p" = money ]; then
+      echo "    def test_parses_thousands_separator(self):"
+      echo "        self.assertEqual(parse_amount('1.234,56'), 1234.56)"
+    fi
+  } > "$p/test_$p.py"
+done
+capture unittest-fail unittest "status=0; for p in */; do echo \"== \$p\"; (cd \"\$p\" && python3 -m unittest -v) || status=1; done; exit \$status"
+
+###########################################################################
+# go test -v over a module of 9 packages; one assertion fails.
+###########################################################################
+GO_ENV="GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE=$SCRATCH/gocache GOPATH=$SCRATCH/gopath"
+make_go_module() {
+  printf 'module example.com/shop\n\ngo 1.19\n' > go.mod
+  for p in accounts billing cart ledger money orders reports stock users; do
+    mkdir -p "$p"
+    {
+      echo "package $p"
+      echo
+      echo "// Sum adds amounts in cents."
+      echo "func Sum(xs []int) int {"
+      echo "	t := 0"
+      echo "	for _, x := range xs {"
+      echo "		t += x"
+      echo "	}"
+      echo "	return t"
+      echo "}"
+    } > "$p/$p.go"
+    {
+      echo "package $p"
+      echo
+      echo "import \"testing\""
+      names_from 9 14 | awk '{ gsub(/[^A-Za-z0-9]+/, " "); n = ""; for (i = 1; i <= NF; i++) n = n toupper(substr($i, 1, 1)) substr($i, 2); print n }' | awk '!seen[$0]++' | while IFS= read -r t; do
+        echo
+        echo "func Test$t(t *testing.T) {"
+        echo "	if got := Sum([]int{1, 2, 3}); got != 6 {"
+        echo "		t.Errorf(\"Sum = %d, want 6\", got)"
+        echo "	}"
+        echo "}"
+      done
+    } > "$p/${p}_test.go"
+  done
+}
+
+scenario go-test-fail
+make_go_module
+cat >> money/money.go <<'EOF'
+
+// Parse reads an amount such as "1,234.56".
+func Parse(s string) float64 {
+	var whole, frac float64
+	for i, r := range s {
+		if r == '.' {
+			frac = float64(len(s)-i-1) / 100
+			break
+		}
+		if r < '0' || r > '9' {
+			break
+		}
+		whole = whole*10 + float64(r-'0')
+	}
+	return whole + frac
+}
+EOF
+cat >> money/money_test.go <<'EOF'
+
+func TestParse(t *testing.T) {
+	if got := Parse("12"); got != 12 {
+		t.Errorf("Parse(%q) = %.2f, want %.2f", "12", got, 12.0)
+	}
+	if got := Parse("1,234.56"); got != 1234.56 {
+		t.Errorf("Parse(%q) = %.2f, want %.2f", "1,234.56", got, 1234.56)
+	}
+}
+EOF
+cat >> orders/orders.go <<'EOF'
+
+// Describe names an order for the logs.
+func Describe(id string) string {
+	return fmt.Sprintf("order %d", id)
+}
+EOF
+sed -i 's/^package orders$/package orders\n\nimport "fmt"/' orders/orders.go
+capture go-test-fail go "env $GO_ENV go test -v -count=1 ./..."
+
+scenario go-build-fail
+make_go_module
+for p in accounts billing stock users; do for i in $(seq 1 40); do printf 'package %s\n\n// Level%d is a reorder level.\nfunc Level%d() int { return %d }\n' "$p" "$i" "$i" "$i" > "$p/reorder_level_$i.go"; done; done
+cat >> money/money.go <<'EOF'
+
+// Cents converts a decimal string to cents.
+func Cents(s string) int {
+	return s
+}
+EOF
+capture go-build-fail go "status=0; for p in */; do echo \"== \$p\"; wc -lc \"\$p\"*.go; env $GO_ENV go vet \"./\$p\" && env $GO_ENV go build -v \"./\$p\" || status=1; done; exit \$status"
+
+###########################################################################
+# javac, one class at a time; one refers to a name that does not exist.
+###########################################################################
+scenario javac-fail
+mkdir -p src out
+for m in Accounts Billing Cart Currency Discounts Invoices Ledger Orders Payments Refunds Reports Stock Tax Totals Users Vendors; do
+  {
+    echo "import java.util.ArrayList;"
+    echo "import java.util.List;"
+    echo
+    echo "public class $m {"
+    echo "  private final List items = new ArrayList();"
+    echo
+    echo "  public void add(Object item) {"
+    echo "    items.add(item);"
+    echo "  }"
+    echo
+    echo "  public long total() {"
+    echo "    long total = 0;"
+    echo "    for (Object item : items) total += item.hashCode() % 100;"
+    if [ "$m" = Ledger ]; then echo "    return totl;"; else echo "    return total;"; fi
+    echo "  }"
+    echo "}"
+  } > "src/$m.java"
+done
+capture javac-fail javac "status=0; for f in src/*.java; do echo \"javac \$f\"; javac -Xlint:all -d out \"\$f\" || status=1; done; ls out; exit \$status"
+
+###########################################################################
+# cargo build --keep-going over a workspace of 24 crates; one type error.
+###########################################################################
+scenario cargo-build-fail
+members=""
+for c in accounts api auth billing cache cli config currency emails errors feeds health invoices ledger metrics mobile payments queue reports search storage tax users web; do
+  mkdir -p "$c/src"
+  members="$members\"$c\", "
+  printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n' "$c" > "$c/Cargo.toml"
+  printf 'pub fn total(amounts: &[i64]) -> i64 {\n    let unused = 0;\n    amounts.iter().sum()\n}\n' > "$c/src/lib.rs"
+done
+printf 'pub fn total(amounts: &[i64]) -> i64 {\n    let count: usize = amounts.len();\n    let sum: i64 = amounts.iter().sum();\n    sum / count\n}\n' > ledger/src/lib.rs
+printf '[workspace]\nmembers = [%s]\nresolver = "2"\n' "$(echo "$members" | sed 's/, $//')" > Cargo.toml
+capture cargo-build-fail cargo "cargo build --offline --keep-going -j1"
+
+###########################################################################
+# sh -x: a deploy script; one cp names a file the build did not make.
+###########################################################################
+scenario sh-setx-fail
+mkdir -p build/assets build/pages dist/assets dist/pages
+for i in $(seq 1 40); do echo "page $i" > "build/pages/page-$i.html"; done
+for a in app.css app.js favicon.ico fonts.css print.css; do echo "$a" > "build/assets/$a"; done
+cat > deploy.sh <<'EOF'
+set -x
+echo "deploying release 1.4.0"
+for f in build/pages/*.html; do
+  cp "$f" dist/pages/
+  echo "copied $f"
+done
+for a in app.css app.js logo.svg favicon.ico fonts.css print.css; do
+  cp "build/assets/$a" dist/assets/
+done
+for f in dist/pages/*.html; do
+  gzip -kf "$f"
+done
+ls dist/assets
+echo "release 1.4.0 deployed"
+EOF
+capture sh-setx-fail sh "sh deploy.sh"
+
+###########################################################################
+# bash: hooks run in a loop; one calls a command that is not installed,
+# one is not executable.
+###########################################################################
+scenario sh-hooks-fail
+mkdir -p hooks
+for i in $(seq 10 5 95); do
+  printf '#!/bin/sh\necho "hook %s: checking release"\nfor s in manifest checksums signatures licenses changelog sbom provenance notices; do echo "hook %s: $s ok (checked against the 1.4.0 release manifest)"; done\n' "$i" "$i" > "hooks/$i-check.sh"
+  chmod +x "hooks/$i-check.sh"
+done
+printf '#!/bin/sh\necho "hook 40: announcing release"\nslack-notify --channel releases "1.4.0 is out"\n' > hooks/40-check.sh
+chmod -x hooks/65-check.sh
+capture sh-hooks-fail bash "bash -c 'status=0; for h in hooks/*.sh; do echo \"== \$h\"; \"./\$h\" || status=1; done; exit \$status'"
+
+###########################################################################
+# git: a rebase that stops on a conflict, between long logs; and pushes
+# where one remote has moved on.
+###########################################################################
+scenario git-conflict
+git init -q -b main .
+mkdir -p lib
+printf 'export function run(task) {\n  return task()\n}\n' > lib/runner.js
+git add . && GIT_AUTHOR_DATE=2024-03-01T10:00:00Z GIT_COMMITTER_DATE=2024-03-01T10:00:00Z git commit -q -m "Initial commit"
+n=0
+printf '%s\n' "$COMMIT_MESSAGES" | while IFS= read -r msg; do
+  n=$((n + 1))
+  echo "$n $msg" >> CHANGES
+  git add CHANGES
+  d="2024-03-$(printf '%02d' "$n")T11:00:00Z"
+  GIT_AUTHOR_DATE=$d GIT_COMMITTER_DATE=$d git commit -q -m "$msg"
+done
+git checkout -q -b retry HEAD~8
+printf 'export function run(task, retries = 3) {\n  for (let i = 0; i < retries; i++) {\n    try { return task() } catch (e) { if (i === retries - 1) throw e }\n  }\n}\n' > lib/runner.js
+git add . && GIT_AUTHOR_DATE=2024-03-20T10:00:00Z GIT_COMMITTER_DATE=2024-03-20T10:00:00Z git commit -q -m "Retry failed tasks"
+git checkout -q main
+printf 'export async function run(task) {\n  return await task()\n}\n' > lib/runner.js
+git add . && GIT_AUTHOR_DATE=2024-03-21T10:00:00Z GIT_COMMITTER_DATE=2024-03-21T10:00:00Z git commit -q -m "Await tasks"
+git checkout -q retry
+capture git-conflict git "git log --stat -n 20 main; git rebase main; status=\$?; git status; git log --stat -n 20 main; exit \$status"
+
+scenario git-push-rejected
+s=0
+for r in accounts api auth billing docs emails ledger mobile payments search web worker; do
+  s=$((s + 1))
+  make_git_repo "repos/$r" "$s"
+  git init -q --bare -b main "remotes/$r.git"
+  git -C "repos/$r" remote add origin "$SCRATCH/git-push-rejected/remotes/$r.git"
+  git -C "repos/$r" push -q origin main
+  git -C "repos/$r" branch -q -u origin/main
+done
+git clone -q remotes/ledger.git other
+echo "hotfix" >> other/CHANGES
+git -C other commit -q -am "Hotfix on the server"
+git -C other push -q origin main
+echo "local" >> repos/ledger/CHANGES
+git -C repos/ledger commit -q -am "Local change"
+capture git-push-rejected git "status=0; for r in repos/*; do echo \"== \$r\"; git -C \"\$r\" log --oneline -n 15 && git -C \"\$r\" push origin main || status=1; done; exit \$status"
+
+###########################################################################
+# python: jobs under a memory limit; one runs out of memory.
+###########################################################################
+scenario python-oom
+cat > job.py <<'EOF'
+import sys
+
+n = int(sys.argv[1])
+print(f"job {n}: loading shards", flush=True)
+rows = []
+if n == 23:
+    while True:
+        rows.append(bytearray(16 * 1024 * 1024))
+for s in range(1, 5):
+    print(f"job {n}: shard {s} merged, {s * 250} rows", flush=True)
+print(f"job {n}: done", flush=True)
+EOF
+capture python-oom python "status=0; for i in \$(seq 1 40); do (ulimit -v 400000; python3 job.py \$i) || status=1; done; exit \$status"
+
+###########################################################################
+# Clean output that only quotes errors: the history, a search and a listing
+# of a project whose code and docs handle and describe failures.
+###########################################################################
+make_quoting_repo() {
+  git init -q -b main .
+  mkdir -p src lib tests docs native
+  commit() { # commit N MESSAGE
+    git add -A
+    d="2024-04-01T09:$(printf '%02d' "$1"):00Z"
+    GIT_AUTHOR_DATE=$d GIT_COMMITTER_DATE=$d git commit -q -m "$2"
+  }
+  cat > src/config.js <<'EOF'
+import fs from 'node:fs'
+
+export function loadConfig(path) {
+  if (!fs.existsSync(path)) {
+    console.error(`error: could not open ${path}`)
+    process.exit(1)
+  }
+  const text = fs.readFileSync(path, 'utf8')
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new TypeError(`config ${path}: expected JSON, got ${text.slice(0, 20)}`)
+  }
+}
+EOF
+  commit 1 "Load the config file"
+  cat > src/retry.js <<'EOF'
+export async function retry(task, { attempts = 3, log = console } = {}) {
+  let lastError
+  for (let i = 1; i <= attempts; i++) {
+    try {
+      return await task()
+    } catch (error) {
+      lastError = error
+      log.warn(`attempt ${i} failed: ${error.message}`)
+    }
+  }
+  log.error('Error: giving up after %d attempts', attempts)
+  throw lastError
+}
+EOF
+  commit 2 "Retry failed tasks"
+  cat > lib/parse.py <<'EOF'
+class ParseError(Exception):
+    """Raised when an amount cannot be read.
+
+    Raises:
+        ValueError: if the text is empty
+    """
+
+
+def parse_amount(text):
+    if not text:
+        raise ValueError("empty amount")
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise ParseError(f"bad amount {text!r}") from exc
+EOF
+  commit 3 "Parse amounts and report bad ones"
+  cat > tests/test_parse.py <<'EOF'
+import pytest
+from lib.parse import ParseError, parse_amount
+
+
+def test_reports_bad_amount():
+    with pytest.raises(ParseError, match="bad amount"):
+        parse_amount("n/a")
+
+
+@pytest.mark.parametrize("level", ["error", "fatal", "FAIL"])
+def test_levels(level):
+    assert level
+EOF
+  commit 4 "Test error reporting"
+  cat > native/checksum.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Segmentation fault when the table is empty: guard it. */
+int checksum(const unsigned char *data, size_t len)
+{
+  if (data == NULL) {
+    fprintf(stderr, "checksum: error: no data\n");
+    abort();
+  }
+  int acc = 0;
+  for (size_t i = 0; i < len; i++)
+    acc = acc * 31 + data[i];
+  return acc;
+}
+EOF
+  commit 5 "Checksum in C"
+  cat > docs/troubleshooting.md <<'EOF'
+# Troubleshooting
+
+When the build stops, the first error is what matters. A failed compile
+ends like this:
+
+```
+src/ledger.c:14:10: error: 'heap_size' undeclared (first use in this function)
+make[1]: *** [Makefile:11: ledger.o] Error 1
+make: *** [Makefile:6: all] Error 2
+```
+
+A failing test run prints the assertion, then a summary:
+
+```
+FAIL  src/totals.test.js > billing totals > applies the discount
+AssertionError: expected 1240 to be 1250 // Object.is equality
+Traceback (most recent call last):
+ValueError: invalid literal for int() with base 10: 'n/a'
+npm error code ELIFECYCLE
+fatal: not a git repository (or any of the parent directories): .git
+Segmentation fault (core dumped)
+--- FAIL: TestParse (0.00s)
+```
+
+If you see `Killed`, the machine ran out of memory.
+EOF
+  commit 6 "Document common failures"
+  sed -i 's/console.error(`error: could not open ${path}`)/console.error(`error: cannot read ${path}`)/' src/config.js
+  commit 7 "Say cannot read, not could not open"
+  cat > tests/retry.test.js <<'EOF'
+import { expect, test } from 'vitest'
+import { retry } from '../src/retry.js'
+
+test('gives up after three failed attempts', async () => {
+  const log = { warn: () => {}, error: () => {} }
+  await expect(retry(() => { throw new Error('boom') }, { log })).rejects.toThrow('boom')
+})
+
+test('FAIL is not printed for a passing retry', async () => {
+  expect(await retry(async () => 'ok')).toBe('ok')
+})
+EOF
+  commit 8 "Test retry"
+  for i in $(seq 9 58); do
+    printf '\nexport const LIMIT_%d = %d // fail fast above this\n' "$i" "$((i * 100))" >> src/retry.js
+    printf '\n\ndef check_%d(value):\n    if value > %d:\n        raise ValueError("over the limit: error %d")\n' "$i" "$((i * 10))" "$i" >> lib/parse.py
+    printf '\n\ndef test_check_%d_rejects_error_values():\n    with pytest.raises(ValueError, match="error %d"):\n        check_%d(%d)\n' "$i" "$i" "$i" "$((i * 10 + 1))" >> tests/test_parse.py
+    commit "$i" "Add limit $i and its check"
+  done
+}
+
+scenario git-log-p-clean
+make_quoting_repo
+capture git-log-p-clean git "git log -p"
+
+scenario grep-clean
+make_quoting_repo
+capture grep-clean grep "grep -rn -i -E 'error|fail|fatal|abort|killed' --exclude-dir=.git . | sort"
+
+scenario cat-clean
+make_quoting_repo
+capture cat-clean cat "for f in src/*.js lib/*.py tests/* native/*.c docs/*.md; do echo \"==> \$f <==\"; cat \"\$f\"; done"
+
+###########################################################################
+# Written after the first evaluation of the held-out logs, and held out in
+# turn: a make recipe whose script explains itself in plain words, tsc with
+# --pretty, and two more clean logs (a plain unified diff, a grep with context).
+###########################################################################
+scenario make-script-fail
+make_c_tree 0
+mkdir -p scripts
+cat > scripts/check-headers.sh <<'EOF'
+#!/bin/sh
+for f in "$@"; do
+  if ! grep -q "SPDX-License-Identifier" "$f"; then
+    echo "check-headers: $f has no SPDX-License-Identifier line"
+    exit 1
+  fi
+  echo "check-headers: $f ok"
+done
+EOF
+chmod +x scripts/check-headers.sh
+for lib in libcore libio libparse libnet libfmt; do
+  for f in "$lib"/*.c; do sed -i '1i /* SPDX-License-Identifier: MIT */' "$f"; done
+  printf '\ncheck:\n\t../scripts/check-headers.sh *.c\n\n.PHONY: check\n' >> "$lib/Makefile"
+done
+sed -i '1d' libnet/pool.c
+printf '\ncheck: $(SUBDIRS:%%=check-%%)\n\ncheck-%%:\n\t$(MAKE) -C $* check\n' >> Makefile
+capture make-script-fail make "make -k -j1 check all"
+
+scenario tsc-pretty-fail
+make_ts_workspace 1
+capture tsc-pretty-fail tsc "$TSC -b --verbose --pretty"
+
+scenario diff-clean
+make_quoting_repo
+git checkout -q HEAD~40 -- src lib tests 2>/dev/null
+mkdir -p ../diff-clean-old && cp -r src lib tests native docs ../diff-clean-old/
+git checkout -q HEAD -- src lib tests
+capture diff-clean diff "diff -ru ../diff-clean-old . -x .git; test \$? -le 1"
+
+scenario grep-context-clean
+make_quoting_repo
+capture grep-context-clean grep "grep -rn -C2 -E 'error|FAIL|fatal' --exclude-dir=.git src lib tests native docs"
+
+###########################################################################
 # JSON beside each log, cases.json, and the table.
 ###########################################################################
 cat > "$SCRATCH/finish.mjs" <<'EOF'
@@ -825,30 +1659,214 @@ const [outDir, casesFile, manifestFile] = process.argv.slice(2)
 const EXPLAINS = {
   'tsc-fail': [/^packages\/ledger\/src\/balance\.ts\(\d+,\d+\): error TS2322: /],
   'tsc-ok': null,
-  'node-test-fail': [/^ {4}not ok \d+ - applies the discount/, /^ {8}Expected values to be strictly equal:$/, /^ {8}1240 !== 1250$/],
-  'node-test-fail-spec': [/^ {2}✖ applies the discount to every line item/, /^ {4}AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:$/, /^ {4}1240 !== 1250$/],
+  'node-test-fail': [/^ {8}Expected values to be strictly equal:$/, /^ {8}1240 !== 1250$/],
+  'node-test-fail-spec': [/^ {4}AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:$/, /^ {4}1240 !== 1250$/],
   'node-test-ok': null,
-  'vitest-fail': [/^ × .* applies the loyalty discount before tax/, /^ {3}→ expected 1240 to be 1250/, /^ FAIL {2}.* applies the loyalty discount before tax$/, /^AssertionError: expected 1240 to be 1250/],
+  'vitest-fail': [/^ {3}→ expected 1240 to be 1250/, /^AssertionError: expected 1240 to be 1250/],
   'vitest-ok': null,
-  'make-gcc-fail': [/^heap\.c:\d+:\d+: error: /, /^make\[1\]: \*\*\* \[Makefile:\d+: heap\.o\] Error 1$/, /^make: \*\*\* \[Makefile:\d+: libparse\] Error 2$/],
+  'make-gcc-fail': [/^heap\.c:\d+:\d+: error: /],
   'make-gcc-ok': null,
-  'python-fail': [/^ERROR:ingest:/, /^Traceback \(most recent call last\):$/, /^ValueError: /, /^IngestError: /],
+  'make-no-rule': [/No rule to make target 'allocator\.o'/],
+  'cmake-config-fail': [/^CMake Error at clock\/CMakeLists\.txt:\d+ \(target_link_libraries\):$/, /^ +Cannot specify link libraries for target "net_clok"/],
+  'python-fail': [/^ERROR:ingest:/, /^ValueError: /, /^IngestError: /],
   'python-ok': null,
   'rust-panic': [/^thread 'worker-2' (\(\d+\) )?panicked at /, /^range end index \d+ out of range/],
   'rust-error': [/^Error: ParseFloatError/],
-  'cargo-test-fail': [/^---- tests::applies_the_discount_before_tax stdout ----$/, /^thread 'tests::applies_the_discount_before_tax' (\(\d+\) )?panicked at /, /^assertion `left == right` failed$/, /^ {2}left: 1240$/, /^ right: 1250$/, /^error: test failed, to rerun pass `-p ledger --lib`$/],
+  'cargo-test-fail': [/^thread 'tests::applies_the_discount_before_tax' (\(\d+\) )?panicked at /, /^assertion `left == right` failed$/, /^ {2}left: 1240$/, /^ right: 1250$/],
   'segfault': [/^Segmentation fault/],
   'abort': [/^crunch: crunch\.c:\d+: blocks: Assertion/, /^Aborted/],
   'killed': [/^Killed$/],
-  'npm-fail': [/^TypeError: /, /^npm error Lifecycle script `build` failed with error:$/, /^npm error workspace @acme\/emails@/],
-  'npm-missing-script': [/^npm error Missing script: "lint"$/, /^npm error workspace @acme\/docs@/],
+  'npm-fail': [/^TypeError: /],
+  'npm-missing-script': [/^npm error Missing script: "lint"$/],
   'java-fail': [/^Exception in thread "worker-2" java\.lang\.IllegalStateException: /],
   'git-fail': [/^fatal: 'origin' does not appear to be a git repository$/, /^fatal: Could not read from remote repository\.$/],
   'git-not-a-repo': [/^fatal: not a git repository/],
+  'link-fail': [/undefined reference to `ledger_total'/],
+  'cmake-ninja-fail': [/dict\.c:\d+:\d+: error: /],
+  'eslint-stylish-fail': [/^ +\d+:\d+ +error +'clean' is not defined/],
+  'eslint-compact-fail': [/heap\.js: line \d+, col \d+, Error - 'clean' is not defined/],
+  'eslint-ok': null,
+  'prettier-fail': [/^\[warn\] packages\/emails\/src\/view\.js$/],
+  'node-heap': [/JavaScript heap out of memory/],
+  'node-unhandled': [/quota exceeded for tenant 27/],
+  'pnpm-fail': [/template invoice\.html not found/],
+  'yarn-fail': [/template invoice\.html not found/],
+  'pnpm-parallel-fail': [/template invoice\.html not found/],
+  'jest-fail': [/TypeError: Cannot read properties of undefined \(reading 'rate'\)/, /expect\(received\)\.toBe\(expected\)/, /^ +Received: 3\.3000000000000003$/],
+  'mocha-fail': [/AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal:/, /^\s*1240 !== 1250$/],
+  'pytest-fail': [/^E\s+assert /],
+  'pytest-ok': null,
+  'unittest-fail': [/^AssertionError: /],
+  'go-test-fail': [/money_test\.go:\d+: Parse\("1,234\.56"\) = /, /orders\.go:\d+:\d+: fmt\.Sprintf format %d has arg id of wrong type string/],
+  'go-build-fail': [/money\.go:\d+:\d+: cannot use s/],
+  'javac-fail': [/Ledger\.java:\d+: error: cannot find symbol/],
+  'cargo-build-fail': [/^error\[E\d+\]: /],
+  'sh-setx-fail': [/^cp: cannot stat 'build\/assets\/logo\.svg': No such file or directory$/],
+  'sh-hooks-fail': [/slack-notify: (command )?not found/, /65-check\.sh: Permission denied/],
+  'git-conflict': [/^CONFLICT \(content\): Merge conflict in lib\/runner\.js$/],
+  'git-push-rejected': [/^ ! \[rejected\] +main -> main/],
+  'python-oom': [/^MemoryError/],
+  'git-log-p-clean': null,
+  'grep-clean': null,
+  'cat-clean': null,
+  'make-script-fail': [/^check-headers: pool\.c has no SPDX-License-Identifier line$/],
+  'tsc-pretty-fail': [/balance\.ts.*error.*TS2322/],
+  'diff-clean': null,
+  'grep-context-clean': null,
 }
+
+// Logs kept out of tuning: the rules were written without looking at them,
+// and the tests report them apart.
+// node-unhandled, cat-clean and tsc-pretty-fail were held out at first, and
+// tuned after their first evaluation (two missed, one false claim).
+const HELD_OUT = new Set(['eslint-compact-fail', 'yarn-fail', 'mocha-fail', 'unittest-fail', 'go-build-fail',
+  'cargo-build-fail', 'sh-hooks-fail', 'git-push-rejected', 'python-oom',
+  'make-script-fail', 'diff-clean', 'grep-context-clean'])
 
 // cases.json: [log, regex] pairs; each picks the first matching line of that log.
 const CASES = {
+  linker: {
+    salient: [
+      ['link-fail', /undefined reference to `ledger_total'/],
+      ['link-fail', /^collect2: error: ld returned 1 exit status$/],
+    ],
+    quiet: [
+      ['link-fail', /^\/usr\/bin\/ld: reports_heap\.o: in function/],
+      ['link-fail', /^gcc -o reports_error_handling /],
+      ['link-fail', /^gcc -Wall -O2 -c -o reports_error_handling\.o /],
+    ],
+  },
+  cmake: {
+    salient: [
+      ['cmake-config-fail', /^CMake Error at /],
+      ['cmake-ninja-fail', /^FAILED: /],
+      ['cmake-ninja-fail', /^ninja: build stopped/],
+      ['cmake-ninja-fail', /dict\.c:\d+:\d+: error: /],
+    ],
+    quiet: [
+      ['cmake-config-fail', /^-- Configuring incomplete, errors occurred!$/],
+      ['cmake-config-fail', /^ +Cannot specify link libraries/],
+      ['cmake-ninja-fail', /^\[\d+\/\d+\] Building C object CMakeFiles\/parse_dict\.dir/],
+      ['cmake-ninja-fail', /dict\.c: In function/],
+    ],
+  },
+  eslint: {
+    salient: [
+      ['eslint-stylish-fail', /^ +\d+:\d+ +error +'clean' is not defined/],
+      ['eslint-stylish-fail', /^✖ \d+ problems \(1 error/],
+    ],
+    quiet: [
+      ['eslint-ok', /^✖ \d+ problems \(0 errors/],
+      ['eslint-stylish-fail', /^ +\d+:\d+ +warning +'errorCount' is assigned/],
+      ['eslint-stylish-fail', /^ +0 errors and \d+ warnings potentially fixable/],
+      ['eslint-stylish-fail', /^\/home\/dev\/project\/src\/error-handling\.js$/],
+    ],
+  },
+  prettier: {
+    salient: [
+      ['prettier-fail', /^\[warn\] Code style issues/],
+    ],
+    quiet: [
+      ['prettier-fail', /^\[warn\] packages\/emails\/src\/view\.js$/],
+      ['prettier-fail', /^Checking formatting\.\.\.$/],
+      ['prettier-fail', /^All matched files use Prettier code style!$/],
+      ['prettier-fail', /packages\/errors\/src\/errors\.js$/],
+    ],
+  },
+  go: {
+    salient: [
+      ['go-test-fail', /^--- FAIL: TestParse /],
+      ['go-test-fail', /orders\.go:\d+:\d+: fmt\.Sprintf format/],
+    ],
+    quiet: [
+      ['go-test-fail', /^ +money_test\.go:\d+: Parse/],
+      ['go-test-fail', /^--- PASS: Test/],
+      ['go-test-fail', /^# example\.com\/shop\/orders$/],
+      ['go-test-fail', /^=== RUN +TestParse$/],
+    ],
+  },
+  jest: {
+    salient: [
+      ['jest-fail', /^ +● billing ledger › converts/],
+      ['jest-fail', /^ +expect\(received\)\.toBe\(expected\)/],
+      ['jest-fail', /^ +TypeError: Cannot read properties/],
+      ['jest-fail', /^FAIL src\/__tests__\/ledger\.test\.js$/],
+      ['jest-fail', /^ +✕ converts the balance/],
+    ],
+    quiet: [
+      ['jest-fail', /^ +✓ throws a TypeError for non-string input/],
+      ['jest-fail', /^PASS src\/__tests__\/refunds\.test\.js$/],
+      ['jest-fail', /^ +Expected: 3\.3$/],
+      ['jest-fail', /^ +at rate \(/],
+    ],
+  },
+  pytest: {
+    salient: [
+      ['pytest-fail', /^E +assert /],
+      ['pytest-fail', /^FAILED money\/tests\//],
+      ['pytest-fail', /::test_parses_thousands_separator FAILED/],
+    ],
+    quiet: [
+      ['pytest-ok', /test_accepts_log_level\[error\] PASSED/],
+      ['pytest-ok', /test_accepts_log_level\[fatal\] PASSED/],
+      ['pytest-ok', /test_parses_flag\[no-errors\] PASSED/],
+      ['pytest-fail', /^money\/tests\/test_money\.py:\d+: AssertionError$/],
+    ],
+  },
+  node: {
+    salient: [
+      ['node-heap', /^FATAL ERROR: /],
+      ['node-unhandled', /^UnhandledPromiseRejection: /],
+    ],
+    quiet: [
+      ['node-heap', /^<--- Last few GCs --->$/],
+      ['node-heap', /^ 1: 0x[0-9a-f]+ node::OOMErrorHandler/],
+      ['node-unhandled', /^ +code: 'ERR_UNHANDLED_REJECTION'$/],
+    ],
+  },
+  pnpm: {
+    salient: [
+      ['pnpm-parallel-fail', /^packages\/emails build: Failed$/],
+      ['pnpm-fail', /^\s+ERROR\s+@acme\/emails@1\.4\.0 build: /],
+    ],
+    quiet: [
+      ['pnpm-parallel-fail', /^packages\/emails build: template invoice\.html not found/],
+      ['pnpm-parallel-fail', /^packages\/web build: Done$/],
+      ['pnpm-fail', /^> @acme\/errors@1\.4\.0 build /],
+      ['pnpm-fail', /^built 8 files \(0 errors\)$/],
+    ],
+  },
+  shell: {
+    salient: [
+      ['sh-setx-fail', /^cp: cannot stat /],
+    ],
+    quiet: [
+      ['sh-setx-fail', /^\+ cp build\/assets\/logo\.svg dist\/assets\/$/],
+      ['sh-setx-fail', /^copied build\/pages\/page-9\.html$/],
+    ],
+  },
+  git: {
+    salient: [
+      ['git-conflict', /^CONFLICT \(content\): /],
+      ['git-conflict', /^error: could not apply /],
+    ],
+    quiet: [
+      ['git-conflict', /^hint: Resolve all conflicts manually/],
+      ['git-conflict', /^Could not apply /],
+      ['git-conflict', /both modified: +lib\/runner\.js$/],
+    ],
+  },
+  quoting: {
+    salient: [
+      ['make-gcc-fail', /^heap\.c:\d+:\d+: error: /],
+    ],
+    quiet: [
+      ['grep-clean', /^\.\/src\/config\.js:\d+: +console\.error/],
+      ['grep-clean', /^\.\/docs\/troubleshooting\.md:\d+:src\/ledger\.c:14:10: error:/],
+      ['grep-clean', /^\.\/docs\/troubleshooting\.md:\d+:fatal: not a git repository/],
+      ['grep-clean', /^\.\/lib\/parse\.py:\d+: +raise ValueError\("empty amount"\)$/],
+    ],
+  },
   compiler: {
     salient: [
       ['tsc-fail', /error TS2322: /],
@@ -953,6 +1971,7 @@ const CASES = {
       ['make-gcc-fail', /^make: \*\*\* \[Makefile:\d+: libparse\] Error 2$/],
       ['make-gcc-fail', /^make\[1\]: Target 'all' not remade because of errors\.$/],
       ['make-gcc-fail', /^make: Target 'all' not remade because of errors\.$/],
+      ['make-no-rule', /No rule to make target 'allocator\.o'/],
     ],
     quiet: [
       ['make-gcc-ok', /^make\[1\]: Nothing to be done for 'all'\.$/],
@@ -996,7 +2015,15 @@ const CASES = {
 }
 
 const logs = {}
-const manifest = fs.readFileSync(manifestFile, 'utf8').trim().split('\n').map((l) => l.split('\t'))
+const manifest = fs.readFileSync(manifestFile, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => l.split('\t'))
+// With ONLY set, the logs not rerun keep what their JSON says.
+for (const f of fs.readdirSync(outDir).filter((f) => f.endsWith('.json'))) {
+  const name = f.replace(/\.json$/, '')
+  if (manifest.some(([n]) => n === name)) continue
+  const old = JSON.parse(fs.readFileSync(path.join(outDir, f), 'utf8'))
+  manifest.push([name, old.tool, String(old.exitCode), old.command])
+}
+manifest.sort((a, b) => a[0].localeCompare(b[0]))
 let problems = 0
 const complain = (msg) => { problems++; console.error(`PROBLEM: ${msg}`) }
 
@@ -1020,7 +2047,8 @@ for (const [name, tool, code, command] of manifest) {
   }
   at.sort((a, b) => a - b)
   const exitCode = Number(code)
-  if (failed && exitCode === 0) complain(`${name}: failed but exit code 0`)
+  // a deploy script without set -e reports success after a failed step
+  if (failed && exitCode === 0 && name !== 'sh-setx-fail') complain(`${name}: failed but exit code 0`)
   if (!failed && exitCode !== 0) complain(`${name}: expected success, exit code ${exitCode}`)
   if (lines.length < 150) complain(`${name}: only ${lines.length} lines`)
   if (text.length < 6000) complain(`${name}: only ${text.length} characters`)
@@ -1029,7 +2057,7 @@ for (const [name, tool, code, command] of manifest) {
   const middle = at.filter((n) => n > lo && n <= hi)
   if (failed && middle.length === 0) complain(`${name}: no explaining line in the middle 70%`)
   if (/\/tmp\/|\/root\/|\/work\//.test(text)) complain(`${name}: a machine path is left in the log`)
-  fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify({ tool, command, exitCode, failed, explains }, null, 2) + '\n')
+  fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify({ tool, command, exitCode, failed, heldOut: HELD_OUT.has(name), explains }, null, 2) + '\n')
   rows.push([name, String(exitCode), String(lines.length), String(text.length),
     failed ? at.map((n) => `${n} (${Math.round((100 * n) / lines.length)}%)`).join(', ') : '-'])
 }

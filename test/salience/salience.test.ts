@@ -3,11 +3,11 @@
  * make-corpus.sh), each failing one with the lines that explain it recorded
  * beside it, and single lines sorted into salient and quiet look-alikes.
  */
-import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Salience, Secrets, Spill, SpillPolicy } from "@spillway/core"
-import { NodeSpillStore } from "@spillway/node"
-import { Effect, Layer } from "effect"
+import { Salience, Spill } from "@spillway/core"
+import { NodeSpill } from "@spillway/node"
+import { Effect } from "effect"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -21,6 +21,9 @@ interface Entry {
   readonly command: string
   readonly exitCode: number
   readonly failed: boolean
+  /** Kept out of tuning: the rules were written without looking at it. */
+  readonly heldOut: boolean
+  /** The lines that explain the failure (not those that only report it). */
   readonly explains: ReadonlyArray<string>
 }
 
@@ -39,39 +42,122 @@ const cases = JSON.parse(Fs.readFileSync(Path.join(here, "cases.json"), "utf8"))
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-salience-"))
 afterAll(() => Fs.rmSync(directory, { recursive: true, force: true }))
-const layer = Spill.layer().pipe(
-  Layer.provide(NodeSpillStore.layer({ directory })),
-  Layer.provide(NodeFileSystem.layer),
-  Layer.provide(SpillPolicy.allowAll),
-  Layer.provide(Secrets.layer())
-)
+const layerWith = (options: Spill.Options) => NodeSpill.layer({ ...options, directory })
+const layer = layerWith({})
+const plain = layerWith({ salience: false })
+
+const SECTION = "[Lines that report errors or failures"
+
+/** The explaining lines a preview shows in its section, as `LINE: TEXT` rows. */
+const seen = (entry: Entry, log: string, text: string) => {
+  const lines = log.split("\n")
+  return entry.explains.filter((line) => {
+    const at = lines.indexOf(line) + 1
+    // the section shows lines without terminal colour codes
+    const start = [...line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "")].slice(0, 100).join("")
+    return at > 0 && text.includes(`\n${at}: ${start}`)
+  })
+}
+
+/** True when an explaining line is among the lines a preview shows from the head and the tail. */
+const inHeadOrTail = (entry: Entry, log: string, shown: ReadonlyArray<{ from: number; to: number }>) => {
+  const lines = log.split("\n")
+  return entry.explains.some((line) => {
+    const at = lines.indexOf(line) + 1
+    return shown.some((r) => r.from <= at && at <= r.to)
+  })
+}
+
+const keep = (log: string, exitCode: number, l: typeof layer) =>
+  Effect.runPromise(Spill.keepOutput(log, exitCode).pipe(Effect.provide(l)))
 
 describe("the corpus of real logs", () => {
-  it("has failing and successful logs from several tools", () => {
-    expect(entries.filter((e) => e.entry.failed).length).toBeGreaterThanOrEqual(6)
-    expect(entries.filter((e) => !e.entry.failed).length).toBeGreaterThanOrEqual(3)
+  it("has failing and clean logs from many tools, some kept out of tuning", () => {
+    expect(entries.filter((e) => e.entry.failed).length).toBeGreaterThanOrEqual(30)
+    expect(entries.filter((e) => !e.entry.failed).length).toBeGreaterThanOrEqual(10)
+    expect(entries.filter((e) => e.entry.heldOut && e.entry.failed).length).toBeGreaterThanOrEqual(8)
+    expect(entries.filter((e) => e.entry.heldOut && !e.entry.failed).length).toBeGreaterThanOrEqual(1)
+    expect(new Set(entries.map((e) => e.entry.tool)).size).toBeGreaterThanOrEqual(20)
   })
 
   for (const { entry, log, name } of entries) {
-    it(`${name}: ${entry.failed ? "the 2,000-character preview shows the line that explains the failure" : "no failure is claimed"}`, async () => {
-      const kept = await Effect.runPromise(Spill.keepOutput(log, entry.exitCode).pipe(Effect.provide(layer)))
+    const half = entry.heldOut ? "held out" : "tuned"
+    it(`${name} (${half}): ${entry.failed ? "the 2,000-character preview shows a line that explains the failure" : "no section, and no line lifted from the middle"}`, async () => {
+      const kept = await keep(log, entry.exitCode, layer)
       expect(kept.truncated).toBe(true)
       expect([...kept.text].length).toBeLessThanOrEqual(2000)
       if (!entry.failed) {
-        expect(kept.text).not.toContain("Lines that report errors or failures")
+        expect(kept.text, kept.text).not.toContain(SECTION)
+        // only the head and the tail: one range from line 1, one to the last line
+        expect(kept.shown.length).toBeLessThanOrEqual(2)
+        expect(kept.shown[0]!.from).toBe(1)
+        expect(kept.shown[kept.shown.length - 1]!.to).toBe(kept.totalLines)
+        expect(Salience.find(log).total, "lines claimed").toBe(0)
         return
       }
-      const lines = log.split("\n")
-      // the explaining line is in the middle: a head and tail cut alone would hide it
-      const shown = entry.explains.some((line) => {
-        const at = lines.indexOf(line) + 1
-        expect(at, line).toBeGreaterThan(0)
-        const start = [...line].slice(0, 150).join("")
-        return kept.text.includes(`${at}: ${start}`)
-      })
-      expect(shown, kept.text).toBe(true)
+      // the explaining line is in the middle: the same preview without the section misses it
+      const without = await keep(log, entry.exitCode, plain)
+      expect(inHeadOrTail(entry, log, without.shown), "a plain head and tail already show it").toBe(false)
+      expect(seen(entry, log, kept.text), kept.text).not.toEqual([])
     })
   }
+
+  it("figures: seen / total and false claims, tuned and held out", async () => {
+    const rows: Array<string> = []
+    const totals: Array<{ shown: number; failing: number; sections: number; claimed: number }> = []
+    for (const heldOut of [false, true]) {
+      const part = entries.filter((e) => e.entry.heldOut === heldOut)
+      const failing = part.filter((e) => e.entry.failed)
+      const clean = part.filter((e) => !e.entry.failed)
+      let shown = 0
+      let plainShown = 0
+      for (const { entry, log } of failing) {
+        if (seen(entry, log, (await keep(log, entry.exitCode, layer)).text).length > 0) shown++
+        if (inHeadOrTail(entry, log, (await keep(log, entry.exitCode, plain)).shown)) plainShown++
+      }
+      let sections = 0
+      let claimed = 0
+      for (const { entry, log } of clean) {
+        if ((await keep(log, entry.exitCode, layer)).text.includes(SECTION)) sections++
+        claimed += Salience.find(log).total
+      }
+      rows.push(
+        `${heldOut ? "held out" : "tuned"}: explaining line seen in ${shown} of ${failing.length} failing logs ` +
+          `(head and tail alone: ${plainShown}); clean logs with a section: ${sections} of ${clean.length}, lines claimed in them: ${claimed}`
+      )
+      totals.push({ shown, failing: failing.length, sections, claimed })
+    }
+    console.log(rows.join("\n"))
+    for (const t of totals) {
+      expect(t.shown).toBe(t.failing)
+      expect(t.sections).toBe(0)
+      expect(t.claimed).toBe(0)
+    }
+  })
+})
+
+describe("this repository's own history", () => {
+  // `git log -p` quotes code and tests full of errors, failures and
+  // tracebacks; all of it is in diff hunks or commit messages.
+  const history = (() => {
+    try {
+      return ChildProcess.execFileSync("git", ["log", "-p", "-n", "400"], {
+        cwd: here,
+        encoding: "utf8",
+        maxBuffer: 256 * 1024 * 1024,
+        stdio: ["ignore", "pipe", "ignore"]
+      })
+    } catch {
+      return ""
+    }
+  })()
+
+  it.skipIf(history.split("\n").length < 2000)("git log -p: no section, and the head and tail keep the preview", async () => {
+    const kept = await keep(history, 0, layer)
+    expect(kept.text).not.toContain(SECTION)
+    const shown = kept.shown.reduce((n, r) => n + r.to - r.from + 1, 0)
+    expect(shown).toBeGreaterThanOrEqual(20)
+  })
 })
 
 describe("rules against real lines", () => {
@@ -90,8 +176,13 @@ describe("rules against real lines", () => {
   for (const rule of Salience.defaultRules) {
     it(`${rule.id}: has a true and a false case from real output`, () => {
       const matches = (line: string) => rule.pattern.test(line) && !(rule.unless?.test(line) ?? false)
-      const groups = Object.values(cases).filter((c) => c.salient.some(matches))
+      // a rule that opens a block marks a line that is not salient itself
+      const groups = Object.values(cases).filter((c) => (rule.role === "opens" ? c.quiet : c.salient).some(matches))
       expect(groups.length, "a real line this rule picks").toBeGreaterThan(0)
+      // a line a rule picks holds one of its anchors, or the capture would never test it
+      for (const line of Object.values(cases).flatMap((c) => [...c.salient, ...c.quiet]).filter(matches)) {
+        expect(rule.anchors.some((a) => line.includes(a)), line).toBe(true)
+      }
       const quiet = groups.flatMap((c) => c.quiet).filter((l) => !matches(l))
       expect(quiet.length, "a real line from the same tools that it leaves").toBeGreaterThan(0)
     })

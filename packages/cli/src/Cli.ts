@@ -7,9 +7,9 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Secrets, Spill } from "@spillway/core"
+import { Child, Secrets, Spill } from "@spillway/core"
 import { NodeChild, NodeSecrets } from "@spillway/node"
-import { Duration, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as V8 from "node:v8"
@@ -38,7 +38,12 @@ const maskWorker = (() => {
 })()
 
 /** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
-const KILL_GRACE = Duration.seconds(3)
+const KILL_GRACE_MILLIS = 3000
+
+/** How long output is still read after the command exits, for background children that keep the pipes open. */
+const DRAIN_GRACE_MILLIS = 2000
+
+const runner = NodeChild.make()
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
 
@@ -107,25 +112,24 @@ const run = Command.make(
       const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint }).pipe(
         Effect.provide(NodeSecrets.layerWorkerFromEnv({ ...(maskWorker === undefined ? {} : { workerFile: maskWorker }) }))
       )
-      const [file, ...args] = Option.isSome(shell) ? ["/bin/sh", "-c", shell.value] : argv
+      const spec: Child.Spec = Option.isSome(shell)
+        ? { command: shell.value, shell: true, mergeStderr: true }
+        : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }
       const kept = yield* Effect.scoped(Effect.gen(function*() {
         const capture = yield* spill.capture()
-        const status = yield* NodeChild.run(
-          file!,
-          args,
+        const child = yield* runner.start(
+          spec,
           (chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length)),
-          {
-            killGrace: KILL_GRACE,
-            mergeStderr: true,
-            onSpawn: (signal) => void (running = signal)
-          }
+          { killGraceMillis: KILL_GRACE_MILLIS, drainGraceMillis: DRAIN_GRACE_MILLIS }
         ).pipe(
-          Effect.catchTag("SpawnError", (e) =>
+          Effect.catchTag("SpawnFailed", (e) =>
             new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` })
           )
         )
+        running = (signal) => Effect.runFork(child.signal(signal))
+        const status = yield* child.exit.pipe(Effect.onInterrupt(() => child.terminate))
         running = undefined
-        return yield* capture.finish(status)
+        return yield* capture.finish(status.status)
       }).pipe(Effect.ensuring(Effect.sync(() => void (running = undefined)))))
       if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
       else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))

@@ -2,14 +2,18 @@
  * `spillway read NAME [--offset N] [--limit M]` without loading the rest of
  * the command: a small program for the common case that hands over to the
  * full command for anything else (other flags, a refused name or file, a
- * missing index, an offset past the end), so errors are reported in one place.
+ * body that is not the caller's or has expired, manifests kept elsewhere
+ * than the directory's SQLite file, an offset past the end), so errors are
+ * reported in one place. It asks the same question the body store's access
+ * check does (the owner, and expiry) before it reads a byte.
  *
  * @since 0.1.0
  */
-import * as LineIndex from "@spillway/core/LineIndex"
+import type * as LineIndex from "@spillway/core/LineIndex"
 import { checkFilename } from "@spillway/core/SpillName"
-import { directoryFrom, indexName, OPEN_FLAGS, refusal } from "@spillway/node/internal/fileChecks"
+import { directoryFrom, OPEN_FLAGS, refusal } from "@spillway/node/FileChecks"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { readHint } from "./Hints.js"
 
@@ -103,17 +107,51 @@ export const tryFastRead = (args: ReadonlyArray<string>, env: Record<string, str
   }
 }
 
+interface Statement {
+  readonly get: (...params: ReadonlyArray<unknown>) => unknown
+}
+interface Database {
+  readonly prepare: (sql: string) => Statement
+  readonly close: () => void
+}
+
+/** `require` where the program runs as the bundled command; elsewhere the full command reads. */
+const load: ((id: string) => unknown) | undefined = typeof require === "function" ? require : undefined
+
+/**
+ * The line index of a complete body the caller may read now, from the
+ * directory's manifests; undefined whenever the full command should decide.
+ */
+const allowedIndex = (directory: string, name: string, size: number, env: Record<string, string | undefined>): LineIndex.LineIndex | undefined => {
+  if (env.SPILLWAY_MANIFESTS_URL !== undefined && env.SPILLWAY_MANIFESTS_URL !== "") return undefined
+  const file = Path.join(directory, ".manifests.sqlite")
+  if (!Fs.existsSync(file) || load === undefined) return undefined
+  const Sqlite = load("better-sqlite3") as new(file: string, options: object) => Database
+  const db = new Sqlite(file, { readonly: true, fileMustExist: true })
+  let row: { owner?: unknown; expires_at?: unknown; bytes?: unknown; lines?: unknown; state?: unknown; line_index?: unknown } | undefined
+  try {
+    row = db.prepare("SELECT owner, expires_at, bytes, lines, state, line_index FROM spillway_bodies WHERE id = ?").get(name) as typeof row
+  } finally {
+    db.close()
+  }
+  const owner = env.SPILLWAY_OWNER !== undefined && env.SPILLWAY_OWNER !== "" ? env.SPILLWAY_OWNER : Os.userInfo().username
+  if (row === undefined || row.owner !== owner || row.state !== "complete" || row.bytes !== size) return undefined
+  if (row.expires_at !== null && (typeof row.expires_at !== "number" || row.expires_at <= Date.now())) return undefined
+  if (typeof row.lines !== "number" || typeof row.line_index !== "string") return undefined
+  const index = JSON.parse(row.line_index) as { every?: unknown; starts?: unknown }
+  if (typeof index.every !== "number" || !Array.isArray(index.starts) || !index.starts.every((n) => typeof n === "number")) return undefined
+  return { bytes: size, lines: row.lines, every: index.every, checkpoints: index.starts as Array<number> }
+}
+
 const serve = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
   const parsed = parseArgs(args)
   if (parsed === undefined || checkFilename(parsed.name) !== undefined) return false
   const directory = Path.resolve(directoryFrom(env))
   const body = openChecked(directory, parsed.name)
   if (body === undefined) return false
-  const idx = openChecked(directory, indexName(parsed.name))
   try {
-    if (idx === undefined) return false
-    const index = LineIndex.decode(Fs.readFileSync(idx.fd))
-    if (index === undefined || index.bytes !== body.size) return false
+    const index = allowedIndex(directory, parsed.name, body.size, env)
+    if (index === undefined) return false
     const first = Math.max(1, parsed.offset)
     if (first > Math.max(index.lines, 1)) return false
     const end = parsed.limit === 0 ? index.lines + 1 : Math.min(first + parsed.limit, index.lines + 1)
@@ -135,6 +173,5 @@ const serve = (args: ReadonlyArray<string>, env: Record<string, string | undefin
     return true
   } finally {
     Fs.closeSync(body.fd)
-    if (idx) Fs.closeSync(idx.fd)
   }
 }

@@ -1,10 +1,10 @@
 /**
  * `spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR]
- * --dir DIR --credentials FILE`: runs commands for controllers and keeps
- * their output on this machine, answering the host RPC group on stdin and
- * stdout (for `ssh somehost spillway host --stdio`), on a TCP port, or on
- * a WebSocket port. Its own entry
- * point, like `mcp`.
+ * --dir DIR --credentials FILE [limits]`: runs commands for controllers and
+ * keeps their output on this machine, answering the host RPC group on stdin
+ * and stdout (for `ssh somehost spillway host --stdio`), on a TCP port, or
+ * on a WebSocket port, with limits on frames, connections and leases. Its
+ * own entry point, like `mcp`.
  *
  * @since 0.1.0
  */
@@ -12,7 +12,21 @@ import { Host } from "@spillway/remote"
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import { maskPrinted } from "./Printed.js"
 
-const usage = "usage: spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR] --dir DIR --credentials FILE"
+const usage = [
+  "usage: spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR] --dir DIR --credentials FILE",
+  "  [--max-frame-bytes N] [--max-unauthenticated N] [--max-connections N]",
+  "  [--handshake-timeout SECONDS] [--idle-timeout SECONDS] [--lease-ttl SECONDS]"
+].join("\n")
+
+/** The numeric flags: what each sets, and in what unit. */
+const numeric = {
+  "--max-frame-bytes": { key: "maxFrameBytes", scale: 1 },
+  "--max-unauthenticated": { key: "maxUnauthenticated", scale: 1 },
+  "--max-connections": { key: "maxConnections", scale: 1 },
+  "--handshake-timeout": { key: "handshakeMillis", scale: 1000 },
+  "--idle-timeout": { key: "idleMillis", scale: 1000 },
+  "--lease-ttl": { key: "leaseTtlMillis", scale: 1000 }
+} as const
 
 interface Parsed {
   readonly stdio: boolean
@@ -21,6 +35,8 @@ interface Parsed {
   readonly bind: string | undefined
   readonly directory: string
   readonly credentials: string
+  readonly limits: Partial<Host.Limits>
+  readonly leaseTtlMillis: number | undefined
 }
 
 const parse = (args: ReadonlyArray<string>): Parsed | string => {
@@ -30,6 +46,8 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
   let bind: string | undefined
   let directory: string | undefined
   let credentials: string | undefined
+  const limits: Record<string, number> = {}
+  let leaseTtlMillis: number | undefined
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const value = () => (i + 1 < args.length ? args[++i]! : "")
@@ -42,13 +60,21 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
     else if (arg === "--bind") bind = value()
     else if (arg === "--dir") directory = value()
     else if (arg === "--credentials") credentials = value()
+    else if (Object.hasOwn(numeric, arg)) {
+      const { key, scale } = numeric[arg as keyof typeof numeric]
+      const raw = value()
+      const n = /^\d{1,12}(\.\d{1,3})?$/.test(raw) ? Math.round(Number(raw) * scale) : NaN
+      if (!Number.isSafeInteger(n) || n < 1) return `${arg} needs a positive number${scale === 1000 ? " of seconds" : ""}, got ${JSON.stringify(raw)}`
+      if (key === "leaseTtlMillis") leaseTtlMillis = n
+      else limits[key] = n
+    }
     else if (arg === "--help" || arg === "-h") return usage
-    else return `unknown argument ${JSON.stringify(arg)}; ${usage}`
+    else return `unknown argument ${JSON.stringify(arg)}; see spillway host --help`
   }
-  if (stdio === (port !== undefined)) return `give --stdio, --listen PORT or --listen-ws PORT; ${usage}`
+  if (stdio === (port !== undefined)) return "give --stdio, --listen PORT or --listen-ws PORT; see spillway host --help"
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) return `--listen needs a port from 0 to 65535`
-  if (directory === undefined || directory === "" || credentials === undefined || credentials === "") return `--dir and --credentials are required; ${usage}`
-  return { stdio, websocket, port, bind, directory, credentials }
+  if (directory === undefined || directory === "" || credentials === undefined || credentials === "") return "--dir and --credentials are required; see spillway host --help"
+  return { stdio, websocket, port, bind, directory, credentials, limits, leaseTtlMillis }
 }
 
 const main = (args: ReadonlyArray<string>): Promise<number> => {
@@ -59,7 +85,7 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
     else process.stderr.write(maskPrinted(`spillway: ${parsed}\n`))
     return Promise.resolve(parsed === usage ? 0 : 2)
   }
-  const options = { directory: parsed.directory, credentials: parsed.credentials }
+  const options = { directory: parsed.directory, credentials: parsed.credentials, limits: parsed.limits, leaseTtlMillis: parsed.leaseTtlMillis }
   const layer = parsed.stdio
     ? Host.layerStdio(options)
     : parsed.websocket

@@ -8,8 +8,8 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { Spill, SpillPolicy } from "@spillway/core"
-import { NodeSpill } from "@spillway/node"
+import { Access, Spill, SpillPolicy } from "@spillway/core"
+import { NodeBodies, NodePattern } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
 import { signalCommand, spillway } from "./Cli.js"
 import { OutputTag, processOutput } from "./Output.js"
@@ -25,15 +25,17 @@ const keepErrors = (base: Console.Console): Console.Console => ({
   unsafe: { ...base.unsafe, error: (...args: ReadonlyArray<unknown>) => void parseErrors.push(args.map(String).join(" ")) }
 })
 
-const options: NodeSpill.Options = {}
 const services = Layer.mergeAll(
-  NodeSpill.store(options),
+  NodeBodies.layer(),
   SpillPolicy.allowAll,
+  Access.layerCaller(NodeBodies.callerFromEnv("cli")),
+  // searches run on worker threads, so a signal ends one at once
+  NodePattern.layer(),
   NodePath.layer,
   NodeTerminal.layer,
   Layer.succeed(OutputTag, output)
 ).pipe(Layer.provideMerge(NodeFileSystem.layer))
-const layer = Layer.provideMerge(Spill.layerRead(options), services)
+const layer = Layer.provideMerge(Spill.layerRead(), services)
 
 const program = Console.consoleWith((base) =>
   Command.run(spillway, { name: "spillway", version: "0.1.0" })(process.argv).pipe(

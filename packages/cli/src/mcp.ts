@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { NodeMcp } from "@spillway/tools"
+import { NodeMcp } from "@spillway/node"
 import { Cause, Effect, Exit, Fiber } from "effect"
 import { maskPrinted } from "./Printed.js"
 

@@ -46,6 +46,14 @@ describe("spillway run", () => {
     expect(Fs.existsSync(dir) ? Fs.readdirSync(dir) : []).toEqual([])
   })
 
+  it("returns within the drain grace when the command leaves a background child holding its output", () => {
+    const started = Date.now()
+    const r = spillway(tempDir(), ["run", "--", "sh", "-c", "echo hi; sleep 30 &"])
+    expect(r.status).toBe(0)
+    expect(r.stdout).toBe("hi\n")
+    expect(Date.now() - started).toBeLessThan(15_000)
+  })
+
   it("runs a command given after --", () => {
     const r = spillway(tempDir(), ["run", "--", "printf", "%s-%s\\n", "a b", "c"])
     expect(r.status).toBe(0)
@@ -265,6 +273,39 @@ describe("spillway run", () => {
   })
 })
 
+describe("crash debris", () => {
+  it("what a killed run left half-written is never read, and the next run removes it", async () => {
+    const dir = tempDir()
+    const child = spawn(process.execPath, [bin, "run", "--", "sh", "-c", "yes spillway-debris-line | head -c 200000000; sleep 30"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["ignore", "ignore", "ignore"]
+    })
+    // wait until the half-written body is well under way, then kill the command without a chance to clean up
+    const temp = () => Fs.readdirSync(dir).filter((f) => f.startsWith(".tmp-"))
+    for (let i = 0; i < 200 && !(temp().length > 0 && Fs.statSync(Path.join(dir, temp()[0]!)).size > 1_000_000); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(temp().length).toBe(1)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    // the command's own process group outlives its killed parent: end it by its ids
+    for (const pid of spawnSync("pgrep", ["-f", "spillway-debris-line"]).stdout.toString().split("\n").filter((l) => l !== "")) {
+      try {
+        process.kill(Number(pid), "SIGKILL")
+      } catch {
+        // gone already
+      }
+    }
+    const left = temp()[0]!
+    expect(spillway(dir, ["read", left]).status).toBe(2)
+    // the next run that keeps output sweeps what writers that are gone left behind
+    const next = spillway(dir, ["run", "-c", noisy(3000)])
+    expect(next.status).toBe(0)
+    expect(temp()).toEqual([])
+    expect(Fs.readdirSync(dir).filter((f) => !f.startsWith("."))).toHaveLength(1)
+  }, 60_000)
+})
+
 describe("interruption", () => {
   const runAndInterrupt = async (script: string, signals: number) => {
     const dir = tempDir()
@@ -318,7 +359,7 @@ describe("bad input", () => {
     oneLine(spillway(dir, ["grep", "(", name]))
     const unsupported = spillway(dir, ["grep", "(a)\\1", name])
     oneLine(unsupported)
-    expect(unsupported.stderr).toContain("Backreferences and lookaround are not supported")
+    expect(unsupported.stderr).toContain("it uses a backreference (\\1 at 3)")
     oneLine(spillway(dir, ["grep", "x", name, "--max-results", "0"]))
     oneLine(spillway(dir, ["run"]))
     oneLine(spillway(dir, ["frobnicate"]))
@@ -348,11 +389,90 @@ describe("bad input", () => {
   })
 
   it("refuses bad arguments to mcp and host with one line and exit 2", () => {
-    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"]]) {
+    for (const args of [["mcp", "--bogus"], ["mcp", "--read-only", "--agents", "x.json"], ["host", "--stdio"], ["host", "--listen", "99999", "--dir", "d", "--credentials", "c"],
+      ["host", "--stdio", "--dir", "d", "--credentials", "c", "--max-frame-bytes", "0"], ["host", "--stdio", "--dir", "d", "--credentials", "c", "--idle-timeout", "soon"],
+      ["host", "--bogus"]]) {
       const r = spillway(tempDir(), args)
       expect(r.status, args.join(" ")).toBe(2)
       expect(r.stderr.trim().split("\n").length).toBe(1)
       expect(r.stderr.startsWith("spillway: ")).toBe(true)
     }
   })
+})
+
+describe("spillway grep with hostile patterns", () => {
+  /** A saved file of `lines` lines of `width` random a and b: RE2's DFA gives up on the pattern below, and its NFA takes about a second a line. */
+  const heavyFile = (lines: number, width: number) => {
+    const dir = tempDir()
+    const source = Path.join(dir, "source.txt")
+    const fd = Fs.openSync(source, "w")
+    for (let i = 0; i < lines; i++) {
+      let s = ""
+      for (let k = 0; k < width; k++) s += Math.random() < 0.5 ? "a" : "b"
+      Fs.writeSync(fd, `${s}\n`)
+    }
+    Fs.closeSync(fd)
+    const name = savedName(spillway(dir, ["run", "--", "cat", source]).stdout)!
+    Fs.rmSync(source)
+    return { dir, name }
+  }
+  const heavy = "(?:a|b)*a[ab]{999}[^ab]"
+
+  const grepAsync = (dir: string, args: ReadonlyArray<string>) => {
+    const child = spawn(process.execPath, [bin, "grep", ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const started = Date.now()
+    const exited = new Promise<{ status: number | null; signal: string | null; seconds: number; stdout: string; stderr: string }>((resolve) =>
+      child.on("exit", (status, signal) => resolve({ status, signal, seconds: (Date.now() - started) / 1000, stdout, stderr }))
+    )
+    return { child, exited }
+  }
+
+  it("accepts linear counted repetition, classes and anchors", () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "-c", `${noisy(300)}; echo "commit ${"0123456789abcdef".repeat(3)}01234567"; echo "${"x".repeat(17)}"; echo "${"*".repeat(40)}"`])
+    const name = savedName(r.stdout)!
+    expect(spillway(dir, ["grep", "[0-9a-f]{40}", name]).stdout).toBe(`301:commit ${"0123456789abcdef".repeat(3)}01234567\n`)
+    expect(spillway(dir, ["grep", "^x{17}$", name]).stdout).toBe(`302:${"x".repeat(17)}\n`)
+    expect(spillway(dir, ["grep", "\\*{40}", name]).stdout).toBe(`303:${"*".repeat(40)}\n`)
+  })
+
+  it("a pattern that backtracks catastrophically elsewhere ends at once on a megabyte", async () => {
+    const dir = tempDir()
+    const r = spillway(dir, ["run", "--", process.execPath, "-e", "for (let i = 0; i < 16; i++) console.log('='.repeat(10) + 'x'.repeat(65000))"])
+    const name = savedName(r.stdout)!
+    const { exited } = grepAsync(dir, [`${".*".repeat(100)}=y`, name])
+    const done = await exited
+    // the search finished: no match, and no deadline was needed
+    expect(done.status).toBe(1)
+    expect(done.stderr).toBe("")
+    expect(done.seconds).toBeLessThan(15)
+  }, 30_000)
+
+  it("a search that cannot finish stops at its 10-second deadline and says where", async () => {
+    const { dir, name } = heavyFile(24, 65_000)
+    const { exited } = grepAsync(dir, [heavy, name])
+    const done = await exited
+    expect(done.stderr).toMatch(/\[search stopped at its deadline at line \d+ of 24\]/)
+    expect(done.seconds).toBeLessThan(15)
+  }, 30_000)
+
+  it("exits at once on SIGTERM and on Ctrl-C in the middle of a search", async () => {
+    const { dir, name } = heavyFile(24, 65_000)
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const { child, exited } = grepAsync(dir, [heavy, name])
+      await new Promise((r) => setTimeout(r, 1500))
+      const sent = Date.now()
+      child.kill(signal)
+      const done = await exited
+      expect(done.status).toBe(130)
+      expect((Date.now() - sent) / 1000).toBeLessThan(3)
+    }
+  }, 30_000)
 })

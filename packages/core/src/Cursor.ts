@@ -22,7 +22,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Either, Layer, Schema } from "effect"
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { equalConstantTime, fromBase64url, randomBytes, toBase64url } from "./internal/bytes.js"
+import { hmacSha256 } from "./internal/sha256.js"
 
 /** The unit a cursor's offset counts. */
 export type Unit = "code_point" | "byte"
@@ -80,7 +81,7 @@ export const layerKey = (key: Uint8Array): Layer.Layer<CursorKey> =>
  */
 export const layerRandomKey: Layer.Layer<CursorKey> = Layer.sync(
   CursorKey,
-  () => ({ key: Uint8Array.from(randomBytes(MIN_KEY_BYTES)) })
+  () => ({ key: randomBytes(MIN_KEY_BYTES) })
 )
 
 /** Why a cursor was refused. */
@@ -109,7 +110,6 @@ const idPattern = (max: number) => new RegExp(`^[A-Za-z0-9._:-]{1,${max}}$`)
 const toolPattern = idPattern(64)
 const evidencePattern = idPattern(128)
 const generationPattern = idPattern(64)
-const base64urlPattern = /^[A-Za-z0-9_-]+$/
 
 const unitCodes: Readonly<Record<Unit, number>> = { code_point: 0, byte: 1 }
 const unitWords: Readonly<Record<Unit, string>> = { code_point: "code points", byte: "bytes" }
@@ -141,17 +141,10 @@ export const positionProblem = (position: Position): string | undefined => {
   return undefined
 }
 
-const toBase64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString("base64url")
+const utf8 = new TextEncoder()
 
-/** Strict base64url: only the alphabet, no padding, and the one spelling `toBase64url` gives those bytes. */
-const fromBase64url = (text: string): Buffer | undefined => {
-  if (!base64urlPattern.test(text)) return undefined
-  const bytes = Buffer.from(text, "base64url")
-  return bytes.toString("base64url") === text ? bytes : undefined
-}
-
-const sign = (key: Uint8Array, payload: string): Buffer =>
-  createHmac("sha256", key).update(`${VERSION}.${payload}`, "utf8").digest().subarray(0, TAG_BYTES)
+const sign = (key: Uint8Array, payload: string): Uint8Array =>
+  hmacSha256(key, utf8.encode(`${VERSION}.${payload}`)).subarray(0, TAG_BYTES)
 
 const payloadOf = (position: Position): string =>
   JSON.stringify(
@@ -166,17 +159,46 @@ const payloadOf = (position: Position): string =>
  * negative offset) is a bug in the caller and dies with what was wrong.
  */
 export const encode = (position: Position): Effect.Effect<string, never, CursorKey> =>
-  Effect.flatMap(CursorKey, ({ key }) =>
-    Effect.suspend(() => {
-      if (key.length < MIN_KEY_BYTES) return Effect.dieMessage(shortKey(key))
-      const problem = positionProblem(position)
-      if (problem !== undefined) return Effect.dieMessage(`cannot encode cursor position: ${problem}`)
-      const payload = toBase64url(Buffer.from(payloadOf({ ...position, offset: position.offset + 0 }), "utf8"))
-      return Effect.succeed(`${VERSION}.${payload}.${toBase64url(sign(key, payload))}`)
-    }))
+  Effect.flatMap(CursorKey, ({ key }) => Effect.sync(() => encodeWith(key, position)))
+
+/**
+ * The pure codec behind `encode`: signs a position with a key. A short key
+ * or a position `positionProblem` refuses is a bug in the caller, and throws
+ * saying what was wrong.
+ */
+export const encodeWith = (key: Uint8Array, position: Position): string => {
+  if (key.length < MIN_KEY_BYTES) throw new Error(shortKey(key))
+  const problem = positionProblem(position)
+  if (problem !== undefined) throw new Error(`cannot encode cursor position: ${problem}`)
+  const payload = toBase64url(utf8.encode(payloadOf({ ...position, offset: position.offset + 0 })))
+  return `${VERSION}.${payload}.${toBase64url(sign(key, payload))}`
+}
+
+/** The pure codec behind `decode`: checks a cursor against a key and reads its position, or says why not. */
+export const decodeWith = (
+  key: Uint8Array,
+  cursor: string,
+  expect: { readonly tool: string; readonly unit?: Unit }
+): Either.Either<Position, CursorError> => {
+  if (key.length < MIN_KEY_BYTES) throw new Error(shortKey(key))
+  return Either.mapLeft(check(key, cursor, expect), ([reason, detail]) => new CursorError({ reason, tool: expect.tool, detail }))
+}
+
+/** A codec bound to one key and one tool and unit: what every paged view holds. */
+export interface Codec {
+  readonly encode: (evidence: string, offset: number, generation?: string) => string
+  readonly decode: (cursor: string) => Either.Either<Position, CursorError>
+}
+
+/** The codec for one tool's cursors in one unit, under a key. */
+export const codec = (key: Uint8Array, tool: string, unit: Unit): Codec => ({
+  encode: (evidence, offset, generation) =>
+    encodeWith(key, generation === undefined ? { tool, evidence, offset, unit } : { tool, evidence, offset, unit, generation }),
+  decode: (cursor) => decodeWith(key, cursor, { tool, unit })
+})
 
 /** Reads a signed payload back into a position; undefined when it is not one `encode` writes. */
-const parsePayload = (bytes: Buffer): Position | undefined => {
+const parsePayload = (bytes: Uint8Array): Position | undefined => {
   let text: string
   let value: unknown
   try {
@@ -214,15 +236,7 @@ export const decode = (
   cursor: string,
   expect: { readonly tool: string; readonly unit?: Unit }
 ): Effect.Effect<Position, CursorError, CursorKey> =>
-  Effect.flatMap(CursorKey, ({ key }) =>
-    Effect.suspend(() =>
-      key.length < MIN_KEY_BYTES
-        ? Effect.dieMessage(shortKey(key))
-        : Either.match(check(key, cursor, expect), {
-          onLeft: ([reason, detail]) => Effect.fail(new CursorError({ reason, tool: expect.tool, detail })),
-          onRight: Effect.succeed
-        })
-    ))
+  Effect.flatMap(CursorKey, ({ key }) => Effect.suspend(() => decodeWith(key, cursor, expect)))
 
 /** The checks behind `decode`, in order; a refusal is its reason and detail. */
 const check = (
@@ -249,7 +263,7 @@ const check = (
   if (payloadBytes === undefined || tag === undefined || tag.length !== TAG_BYTES) {
     return refuse("malformed", "the cursor is cut short or not in base64url")
   }
-  if (!timingSafeEqual(tag, sign(key, payload))) return refuse("tampered", "its signature does not match")
+  if (!equalConstantTime(tag, sign(key, payload))) return refuse("tampered", "its signature does not match")
   const position = parsePayload(payloadBytes)
   if (position === undefined) return refuse("malformed", "its payload is not a cursor position")
   if (position.tool !== expect.tool) return refuse("foreign-tool", `it was issued by ${position.tool}`)

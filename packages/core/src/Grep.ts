@@ -1,125 +1,213 @@
 /**
- * Line matching for patterns a model writes: JavaScript regular expression
- * syntax without the features that need backtracking (backreferences,
- * lookaround), run so that no pattern can hang the process.
+ * Line matching for patterns a model or a remote caller writes: JavaScript
+ * regular expression syntax without the constructs that need backtracking
+ * (backreferences, lookahead, lookbehind), run on RE2's linear-time engine
+ * (the `re2js` port), never on the backtracking native engine.
  *
- * On V8 the pattern is checked with the linear-time engine (the `l` flag) and
- * run by the native engine with V8's fallback to the linear engine after
- * excessive backtracking; elsewhere it runs on `re2js`, a pure JavaScript port
- * of RE2. Either way matching time is linear in the input.
+ * Where a scan runs is a service, `PatternEngine`: `inline` (the default,
+ * platform-free) scans on the calling thread in slices of whole lines and
+ * yields between them; `@spillway/node` provides an engine that scans on
+ * worker threads and ends a scan at its deadline, so no pattern holds up
+ * anything else the process does.
  *
  * @since 0.1.0
  */
-import { Either, Schema } from "effect"
-import * as v8 from "node:v8"
+import { Context, Effect, Either, Layer, Schema } from "effect"
+import * as Syntax from "./internal/pattern.js"
+import * as Scan from "./BlockScan.js"
 import { RE2JS } from "re2js"
 
 /** Longest pattern accepted, in UTF-16 units. */
 export const MAX_PATTERN_LENGTH = 1024
 
+/** Largest compiled pattern accepted, in RE2 instructions (counted repetitions are expanded). */
+export const MAX_PROGRAM_SIZE = 20_000
+
 /** Why a pattern was refused. */
 export class GrepPatternError extends Schema.TaggedError<GrepPatternError>()("GrepPatternError", {
   pattern: Schema.String,
-  kind: Schema.Literal("invalid", "unsupported", "too-long", "empty"),
+  kind: Schema.Literal("invalid", "unsupported", "too-long", "too-large", "empty"),
   reason: Schema.String
 }) {
   override get message() {
+    const quoted = JSON.stringify(this.pattern.length > 80 ? `${this.pattern.slice(0, 80)}…` : this.pattern)
     switch (this.kind) {
       case "unsupported":
-        return `unsupported pattern ${JSON.stringify(this.pattern)}: ${this.reason}. Backreferences and lookaround are not supported; rewrite the pattern without them.`
+        return `unsupported pattern ${quoted}: ${this.reason}. Searches run in linear time, without backtracking; rewrite the pattern without it.`
       case "too-long":
         return `pattern is ${this.pattern.length} characters long; the limit is ${MAX_PATTERN_LENGTH}. Use a shorter pattern.`
+      case "too-large":
+        return `pattern ${quoted} is too large: ${this.reason}. Use smaller counted repetitions ({n} up to 1000 in all).`
       case "empty":
         return "the pattern is empty; give a regular expression to search for."
       default:
-        return `invalid regular expression ${JSON.stringify(this.pattern)}: ${this.reason}`
+        return `invalid regular expression ${quoted}: ${this.reason}`
     }
   }
 }
 
-/** A compiled pattern that tests one line at a time, or scans many lines at once. */
+/** A checked pattern: what engines compile and run. */
 export interface Matcher {
+  /** The pattern as given, in JavaScript syntax. */
   readonly pattern: string
-  readonly engine: "v8" | "re2js"
-  /** True when the line (without its line break) has a match. */
-  readonly test: (line: string) => boolean
+  readonly ignoreCase: boolean
+  /** The pattern in RE2 syntax. */
+  readonly source: string
   /**
-   * Start offsets (in `text`) of matches found by scanning a block of whole
-   * lines at once; every line that matches on its own contains or overlaps
-   * one of them, so it is a complete prefilter for `test`.
+   * ASCII text every match contains (case-sensitive patterns only): a block
+   * without it has no match, which a plain substring search tells first.
    */
-  readonly candidates: ((text: string) => Iterable<readonly [start: number, end: number]>) | undefined
+  readonly literal: string | undefined
+  /** True when the line (without its line break) has a match; runs on the calling thread. */
+  readonly test: (line: string) => boolean
 }
 
-let v8Linear: boolean | undefined
-/** Turns on V8's linear-time engine and its fallback after excessive backtracking; false where that is not possible. */
-const enableV8Linear = (): boolean => {
-  if (v8Linear !== undefined) return v8Linear
-  try {
-    v8.setFlagsFromString("--enable-experimental-regexp-engine")
-    v8.setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks")
-    new RegExp("a", "l" as string)
-    v8Linear = true
-  } catch {
-    v8Linear = false
-  }
-  return v8Linear
-}
+const describe = (r: Syntax.Refused): string =>
+  r.construct === "backreference"
+    ? `it uses a backreference (${r.text} at ${r.index})`
+    : `it uses ${r.construct === "lookahead" ? "a lookahead" : "a lookbehind"} (${r.text} at ${r.index})`
 
-const unsupportedByRe2 = /invalid or unsupported Perl syntax|invalid escape sequence: `?\\[1-9k]/
-
-/** Compiles a pattern (JavaScript syntax; `ignoreCase` for case-insensitive matching). */
+/** Checks and compiles a pattern (JavaScript syntax; `ignoreCase` for case-insensitive matching). */
 export const compile = (
   pattern: string,
-  options: { readonly ignoreCase?: boolean | undefined; readonly engine?: "v8" | "re2js" | undefined } = {}
+  options: { readonly ignoreCase?: boolean | undefined } = {}
 ): Either.Either<Matcher, GrepPatternError> => {
-  const fail = (kind: GrepPatternError["kind"], reason: string) =>
-    Either.left(new GrepPatternError({ pattern, kind, reason }))
-  if (pattern.length === 0) return fail("empty", "empty pattern")
+  const fail = (kind: GrepPatternError["kind"], reason: string) => Either.left(new GrepPatternError({ pattern, kind, reason }))
+  if (typeof pattern !== "string" || pattern.length === 0) return fail("empty", "empty pattern")
   if (pattern.length > MAX_PATTERN_LENGTH) return fail("too-long", `longer than ${MAX_PATTERN_LENGTH} characters`)
-  const flags = options.ignoreCase ? "i" : ""
+  // the syntax is JavaScript's: what JavaScript refuses is invalid (compiling does not run it)
   try {
-    new RegExp(pattern, flags)
+    new RegExp(pattern)
   } catch (e) {
     return fail("invalid", errorText(e))
   }
-  // V8 falls back to its linear engine only for patterns without the `i`
-  // flag, so case-insensitive searches run on re2js.
-  const useV8 = options.engine !== "re2js" && enableV8Linear()
-  if (useV8) {
-    try {
-      new RegExp(pattern, "l")
-    } catch (e) {
-      return fail("unsupported", errorText(e).includes("linear") ? "it needs backtracking" : errorText(e))
-    }
-  }
-  if (useV8 && !options.ignoreCase) {
-    const line = new RegExp(pattern, flags)
-    const block = new RegExp(pattern, flags + "gm")
-    return Either.right({
-      pattern,
-      engine: "v8",
-      test: (s) => line.test(s),
-      candidates: function*(text) {
-        block.lastIndex = 0
-        for (let m = block.exec(text); m !== null; m = block.exec(text)) {
-          const end = m.index + m[0].length
-          yield [m.index, end] as const
-          if (m[0].length === 0) block.lastIndex = end + 1
-        }
-      }
-    })
-  }
+  const refused = Syntax.refused(pattern)
+  if (refused !== undefined) return fail("unsupported", describe(refused))
+  const ignoreCase = options.ignoreCase === true
+  let source: string
+  let line: Scan.Compiled
   try {
-    const re = RE2JS.compile(pattern, options.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0)
-    return Either.right({ pattern, engine: "re2js", test: (s) => re.matcher(s).find(), candidates: undefined })
+    source = RE2JS.translateRegExp(pattern)
+    line = Scan.compile(source, ignoreCase)
   } catch (e) {
     const reason = errorText(e)
-    return unsupportedByRe2.test(reason) || /\\[1-9]|\(\?<?[=!]/.test(pattern)
-      ? fail("unsupported", reason)
-      : fail("invalid", reason)
+    if (/invalid repeat count/.test(reason)) {
+      return fail("too-large", `${reason.replace(/^error parsing regexp: /, "")}: a count may be at most 1000, nested counts multiplied together too`)
+    }
+    return fail("unsupported", reason.replace(/^error parsing regexp: /, ""))
   }
+  const size = line.block.programSize()
+  if (size > MAX_PROGRAM_SIZE) return fail("too-large", `it compiles to ${size} instructions; the limit is ${MAX_PROGRAM_SIZE}`)
+  return Either.right({
+    pattern,
+    ignoreCase,
+    source,
+    literal: ignoreCase ? undefined : Syntax.requiredLiteral(pattern),
+    test: (s) => line.line.test(s)
+  })
 }
 
 const errorText = (e: unknown): string =>
   (e instanceof Error ? e.message : String(e)).replace(/^Invalid regular expression: /, "")
+
+/** How one scan of a block of lines runs. */
+export interface ScanOptions {
+  /** Most matching lines to return; one more is looked for, to say whether there are more. */
+  readonly limit: number
+  /** Each line is tested on its first this many characters. */
+  readonly maxLineChars: number
+  /** Time the scan may take; past it, the scan ends unfinished. */
+  readonly timeoutMillis: number
+}
+
+/** What a scan of a block of lines found. */
+export interface BlockScan {
+  /** Matching lines, in order: index in the block (from 0), start and end offsets in the text. */
+  readonly matches: ReadonlyArray<readonly [line: number, start: number, end: number]>
+  /** Lines tested on their first `maxLineChars` characters only. */
+  readonly clipped: number
+  /** More lines matched than the limit. */
+  readonly more: boolean
+  /** False when the deadline came first: then `matches` are those found before it, and `lines` the lines looked at. */
+  readonly complete: boolean
+  /** Lines looked at from the start of the block (all of them when complete). */
+  readonly lines: number
+}
+
+/**
+ * Where pattern scans run. A scan gets a block of whole lines (separated by
+ * `\n`; a final `\n` ends the last line) and must end by its deadline.
+ */
+export class PatternEngine extends Context.Tag("@spillway/core/Grep/PatternEngine")<PatternEngine, {
+  readonly scan: (matcher: Matcher, text: string, options: ScanOptions) => Effect.Effect<BlockScan>
+  /** Says that scans of this pattern follow, so the engine may get ready for them meanwhile. */
+  readonly prepare: (matcher: Matcher) => Effect.Effect<void>
+}>() {}
+
+/** Characters scanned between two checks of the deadline by the inline engine. */
+const SLICE = 64 * 1024
+
+const compiledCache = new Map<string, Scan.Compiled>()
+/** The compiled form of a checked pattern, from a small cache. */
+const compiled = (matcher: Pick<Matcher, "source" | "ignoreCase">): Scan.Compiled => {
+  const key = `${matcher.ignoreCase ? "i" : "-"}${matcher.source}`
+  let c = compiledCache.get(key)
+  if (c === undefined) {
+    c = Scan.compile(matcher.source, matcher.ignoreCase)
+    if (compiledCache.size >= 16) compiledCache.delete(compiledCache.keys().next().value!)
+    compiledCache.set(key, c)
+  }
+  return c
+}
+
+/**
+ * Scans on the calling thread, in slices of whole lines of about 64 KiB,
+ * checking the deadline and yielding to other fibers between slices. A
+ * slice is not interrupted once started: RE2 bounds it by its length times
+ * the pattern's size.
+ */
+export const inline: PatternEngine["Type"] = {
+  prepare: () => Effect.void,
+  scan: (matcher, text, options) =>
+    Effect.gen(function*() {
+      const deadline = Date.now() + Math.max(0, options.timeoutMillis)
+      const c = compiled(matcher)
+      const matches: Array<readonly [number, number, number]> = []
+      let clipped = 0
+      let lines = 0
+      for (let pos = 0; pos < text.length;) {
+        if (Date.now() >= deadline) return { matches, clipped, more: false, complete: false, lines }
+        // a slice ends at a line break (or the end of the text); one long line is a slice of its own
+        let end = pos + SLICE >= text.length ? text.length : text.lastIndexOf("\n", pos + SLICE)
+        if (end < pos) end = text.indexOf("\n", pos + SLICE)
+        end = end === -1 ? text.length : Math.min(text.length, end + 1)
+        const slice = text.slice(pos, end)
+        const found = Scan.scan(c, slice, options.limit - matches.length, options.maxLineChars)
+        for (let k = 0; k < found.matches.length; k += 3) {
+          matches.push([lines + found.matches[k]!, pos + found.matches[k + 1]!, pos + found.matches[k + 2]!])
+        }
+        clipped += found.clipped
+        if (found.more) return { matches, clipped, more: true, complete: true, lines }
+        lines += countLines(slice)
+        pos = end
+        yield* Effect.yieldNow()
+      }
+      return { matches, clipped, more: false, complete: true, lines }
+    })
+}
+
+/** Lines in a text whose last line may or may not end in `\n`. */
+const countLines = (text: string): number => {
+  let n = 0
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) n++
+  return text.length > 0 && !text.endsWith("\n") ? n + 1 : n
+}
+
+/** The engine in context, or `inline`. */
+export const engine: Effect.Effect<PatternEngine["Type"]> = Effect.map(
+  Effect.serviceOption(PatternEngine),
+  (o) => (o._tag === "Some" ? o.value : inline)
+)
+
+/** Provides the inline engine. */
+export const layerInline: Layer.Layer<PatternEngine> = Layer.succeed(PatternEngine, inline)

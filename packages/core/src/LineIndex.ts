@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import { Buffer } from "node:buffer"
 
 /** Default spacing of checkpoints, in lines. */
 export const DEFAULT_EVERY = 1024
@@ -41,8 +40,8 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
   const checkpoints: Array<number> = [0]
   return {
     push: (input) => {
-      // Buffer's indexOf is memchr; a plain Uint8Array's is a slow loop
-      const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.length)
+      // a method call, so that an array with a faster indexOf of its own (Node's Buffer: memchr) uses it
+      const chunk = input
       let at = chunk.indexOf(10)
       if (firstBreak === -1 && at !== -1) firstBreak = bytes + at
       while (at !== -1) {

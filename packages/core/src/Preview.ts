@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import * as Marker from "./Marker.js"
-import type * as Salience from "./Salience.js"
-import { type LineRange, splitLines } from "./Projection.js"
+import * as Salience from "./Salience.js"
+import { elide, type LineRange, splitLines } from "./Projection.js"
 import * as Utf8 from "./Utf8.js"
 
 /**
@@ -50,6 +50,12 @@ export interface PreviewInput {
   readonly totalBytes: number
   /** UTF-8 bytes of the first line, which `head` may hold only the start of. */
   readonly firstLineBytes?: number | undefined
+  /**
+   * The end of the first line (it may begin inside it), needed only when
+   * `head` holds just the line's start and the output has more lines: a
+   * first line too long for the preview is shown by its start and its end.
+   */
+  readonly firstLineEnd?: string | undefined
   /** Name of the saved copy, when it was saved. */
   readonly saved?: string | undefined
   /** Set when the saved copy holds only the start of the output (a per-file limit): its lines and bytes. */
@@ -132,27 +138,51 @@ export const make = (input: PreviewInput): Preview => {
     return { h, t }
   }
 
-  // Salient lines come before the middle of the head and the tail: they take
-  // up to three fifths of the room first; those the head or tail would show
-  // anyway are left out of the section.
+  // Salient lines come before the middle of the head and the tail, within a
+  // fair share of the room: half when the command failed, a quarter when it
+  // exited 0 (then they come after the tail, as less sure). The explaining
+  // lines are taken first, then the lines reports point back to, then the
+  // reports; those the head or tail would show anyway are left out.
   const salient = input.salient
+  const failed = input.exitCode !== 0
+  const limit = Math.floor(room * (failed ? 1 / 2 : 1 / 4))
   const section = (lines: ReadonlyArray<Salience.SalientLine>): Array<string> => {
     if (salient === undefined || lines.length === 0) return []
-    const more = salient.total > lines.length && input.saved !== undefined && salient.grep !== undefined
-      ? `. Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
+    const find = salient.total > 0 && input.saved !== undefined && salient.grep !== undefined
+      ? `Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
       : ""
-    const rows: Array<string> = []
+    const lines_ = (n: number) => `${n} ${n === 1 ? "line" : "lines"}`
+    const title = (matches: number, around: number, withFind: boolean) =>
+      (matches > 0
+        ? `[Lines that report errors or failures${failed ? "" : ", though the command exited 0"}: ${matches} of ${salient.total}` +
+          (around > 0 ? `, and ${lines_(around)} around them` : "")
+        : `[Lines that explain the ${lines_(salient.total)} reporting errors or failures${failed ? "" : " (the command exited 0)"}: ${around}`) +
+      (withFind && find !== "" ? `. ${find}` : "") + "]"
+    // the search hint is offered only when it takes no more than a third of the share
+    const withFind = cp(find) <= limit / 3
+    const picked: Array<Salience.SalientLine> = []
     let used = 0
-    const limit = Math.floor((room * 3) / 5)
-    const head = (n: number) => `[Lines that report errors or failures: ${n} of ${salient.total}${more}]`
-    for (const l of lines) {
-      const text = cp(l.text) > SALIENT_CHARS ? Utf8.takeCodePoints(l.text, SALIENT_CHARS - 1) + "…" : l.text
-      const row = `${l.line}: ${text}`
-      if (cp(head(rows.length + 1)) + 1 + used + cost(row) > limit) break
-      rows.push(row)
-      used += cost(row)
+    let matches = 0
+    let around = 0
+    const rowOf = (l: Salience.SalientLine) =>
+      `${l.line}: ${Salience.cutMiddle(l.text, SALIENT_CHARS)}`
+    // the title's longest form, whatever is picked
+    const titleCost = Math.max(
+      cp(title(salient.total, lines.length, withFind)),
+      cp(title(0, lines.length, withFind))
+    ) + 1
+    for (const l of Salience.ranked({ lines, total: salient.total, rules: [] })) {
+      const isMatch = l.role !== "context"
+      const c = cost(rowOf(l))
+      if (titleCost + used + c > limit) continue
+      picked.push(l)
+      used += c
+      if (isMatch) matches++
+      else around++
     }
-    return rows.length === 0 ? [] : [head(rows.length), ...rows]
+    if (picked.length === 0) return []
+    const rows = picked.sort((a, b) => a.line - b.line).map(rowOf)
+    return [title(matches, around, withFind && matches < salient.total), ...rows]
   }
   const sectionCost = (rows: ReadonlyArray<string>) => rows.reduce((n, r) => n + cost(r), 0)
   let rows = section(salient?.lines ?? [])
@@ -167,15 +197,22 @@ export const make = (input: PreviewInput): Preview => {
   const tail = tailLines.slice(tailLines.length - t)
   const ranges: Array<LineRange> = []
   let cutLine: { line: number; shownBytes: number; totalBytes: number } | undefined
-  // A first line longer than the whole room shows its start, cut on a code
-  // point, in whatever the section and the tail left.
+  // A first line longer than the whole room shows its start and its end, with the bytes between
+  // counted, in whatever the section and the tail left; its start alone when its end is not known.
   const left = room - sectionCost(rows) - tail.reduce((n, l) => n + cost(l), 0)
   if (h === 0 && left > 1 && input.totalLines - t >= 1) {
     const first = headLines[0] ?? input.head
-    const part = Utf8.takeCodePoints(first, left - 1)
+    const totalBytes = input.firstLineBytes ?? Utf8.byteLength(first)
+    const end = headLines.length > 0
+      ? first
+      : input.totalLines === 1
+      ? (tailLines[tailLines.length - 1] ?? input.tail)
+      : input.firstLineEnd
+    const both = end !== undefined ? elide(first, end, totalBytes, left - 1, "code-points") : undefined
+    const part = both?.text ?? Utf8.takeCodePoints(first, left - 1)
     head.push(part)
     ranges.push({ from: 1, to: 1 })
-    cutLine = { line: 1, shownBytes: Utf8.byteLength(part), totalBytes: input.firstLineBytes ?? Utf8.byteLength(first) }
+    cutLine = { line: 1, shownBytes: both !== undefined ? both.startBytes + both.endBytes : Utf8.byteLength(part), totalBytes }
   }
   if (h > 0) ranges.push({ from: 1, to: h })
   if (t > 0) {
@@ -193,6 +230,8 @@ export const make = (input: PreviewInput): Preview => {
   })
   // reading on starts after the whole lines of the head
   const next = h + 1
-  const parts = [header, ...rows, ...head, marker, ...tail, footer(next)]
+  const parts = failed
+    ? [header, ...rows, ...head, marker, ...tail, footer(next)]
+    : [header, ...head, marker, ...tail, ...rows, footer(next)]
   return { text: parts.join("\n"), ranges }
 }

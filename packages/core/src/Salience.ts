@@ -1,17 +1,55 @@
 /**
  * Salient lines: the lines of a long output that explain a failure (a
- * compiler error, a failing test, a traceback's last line, a panic, a fatal
- * signal), wherever they are, so a preview can show them with their line
- * numbers instead of hiding them between its head and its tail.
+ * compiler error, a test's assertion, a traceback's last line, a command's
+ * complaint, a fatal signal), wherever they are, so a preview can show them
+ * with their line numbers instead of hiding them between its head and tail.
  *
- * Rules are data. Each names literals that every line it matches contains;
- * the capture finds those literals in the pass that masks secrets, and only
- * the lines holding one are tested against the rules' patterns.
+ * Rules are data, grouped by the tool families whose output they read. Each
+ * names literals that every line it matches contains; the capture finds
+ * those literals in the pass that masks secrets, and only the lines holding
+ * one are tested against the rules' patterns.
+ *
+ * A rule either *explains* (names what went wrong: `undefined reference to
+ * 'x'`, `E   assert 1.0 == 2.0`) or *reports* (says that something failed:
+ * `ld returned 1 exit status`, `--- FAIL: TestX`, `make: *** … Error 1`). A
+ * rule may take the lines around its match that belong with it: the
+ * `In function` line above an undefined reference, the frame above a
+ * traceback's last line, the first stack frame under an exception, the
+ * assertion message a reporting line points back to. A preview shows the
+ * explaining lines first, then what reports point to, then the reports.
+ *
+ * A line is a claim, not a mention: lines of a diff's hunks, of a fenced
+ * block, and of a `grep -n` listing quote text rather than report it, and
+ * are never salient, nor are passing tests whose names mention an error.
  *
  * @since 0.1.0
  */
-import { Buffer } from "node:buffer"
+import { concat, latin1 } from "./internal/bytes.js"
 import * as Utf8 from "./Utf8.js"
+
+/** Lines near a rule's match that belong with it, walked from the nearest outwards. */
+export interface SalienceContext {
+  /** Most lines taken. */
+  readonly take: number
+  /** Most lines looked at (blank and skipped ones included); `take` plus 2 by default. */
+  readonly within?: number
+  /** A line taken matches this; any line that is not blank by default. */
+  readonly match?: RegExp
+  /** Lines passed over without being taken; blank lines always are. */
+  readonly skip?: RegExp
+  /** When true, a line that neither matches nor is skipped is passed over; by default it ends the walk. */
+  readonly seek?: boolean
+  /** The walk ends after a taken line that matches this. */
+  readonly last?: RegExp
+}
+
+/**
+ * What a matched line is: it `explains` a failure, it `reports` one (and
+ * may point back to what explains it), or it `opens` a block of output named
+ * by the pattern's first group (an npm script's `> name@1.0.0 build`), whose
+ * last lines a later report can name with `recall`.
+ */
+export type SalienceRole = "explains" | "reports" | "opens"
 
 /** What makes a line salient. */
 export interface SalienceRule {
@@ -29,150 +67,471 @@ export interface SalienceRule {
   readonly pattern: RegExp
   /** A line that also matches this is not salient: a count of zero, a passing test whose name says "error". */
   readonly unless?: RegExp
+  /** `explains` by default. */
+  readonly role?: SalienceRole
+  /** The tool family the rule reads, for people: `c`, `node`, `go`. */
+  readonly family?: string
+  /** Lines just before the match that belong with it. */
+  readonly before?: SalienceContext
+  /** Lines just after the match that belong with it. */
+  readonly after?: SalienceContext
+  /** For a report far from its cause: the first group of this pattern names a block (see `opens`) whose last lines explain it. */
+  readonly recall?: RegExp
 }
 
 /** A salient line and the rule that picked it. */
 export interface SalientLine {
   /** 1-indexed line number in the whole output. */
   readonly line: number
-  /** The line, cut to the tracker's `maxChars` when longer. */
+  /** The line without terminal colour codes, cut in the middle to the tracker's `maxChars` when longer. */
   readonly text: string
   readonly cut: boolean
   readonly rule: string
+  /** `explains` or `reports` for a match, `context` for a line taken with one; `explains` when absent. */
+  readonly role?: "explains" | "reports" | "context"
+  /** For a context line: the line number of the match it was taken for. */
+  readonly of?: number
 }
 
 /** What a tracker found: the first salient lines, how many there were in all, and the rules that matched. */
 export interface Found {
+  /** Matches and the lines taken with them, in line order. */
   readonly lines: ReadonlyArray<SalientLine>
+  /** Matched lines in the whole output, context lines not counted. */
   readonly total: number
   readonly rules: ReadonlyArray<string>
 }
 
-// Passing-test marks that start lines naming a case (`✓ handles error: ...`, TAP `ok 3 - ...`).
-const PASSING = /^\s*(?:[✓✔√]|ok \d|PASS\b|\[PASS\]|passed\b)/
+// ---------------------------------------------------------------------------
+// Shapes shared by several rules.
+
+// Passing-test marks that start lines naming a case (`✓ handles error: ...`,
+// TAP `ok 3 - ...`), and pytest's and unittest's verbose results.
+const PASSING = /^\s*(?:[✓✔√]|ok \d|PASS\b|\[PASS\]|passed\b)|\sPASSED\b|\.\.\. ok$/
 
 const ZERO_COUNT = /\b(?:0|no|zero) (?:errors?|failures?|failed|failing)\b|\b(?:errors?|failures?|failed|fail)[:=] ?0\b/i
 
+const QUIET = new RegExp(`${ZERO_COUNT.source}|${PASSING.source}`, "i")
+
+// A stack frame: Node's `    at f (file:1:2)`, Java's `\tat a.B.c(B.java:3)`, vitest's ` ❯ file:1:2`.
+const STACK_FRAME = /^\s+at \S|^\s+❯ \S/
+
+// A compiler's code frame under a diagnostic (`   14 |   return x;`, `      |   ^~~`) and caret lines.
+const CODE_FRAME = /^\s*\d*\s+\|(?:\s|$)|^\s*[\^~]+\s*$/
+
+// What reports point back to when nothing more precise is known: the last
+// lines before them that are not blank, a code frame, a warning or a note.
+// (A walk back from a report also ends at a line that is salient itself.)
+const QUIET_WORDS = /(?:^|: )(?:warning|note)(?::|\[)/
+const lastWords = (skip?: RegExp, stop?: RegExp): SalienceContext => ({
+  take: 2,
+  within: 8,
+  skip: new RegExp(`${CODE_FRAME.source}|${QUIET_WORDS.source}${skip === undefined ? "" : `|${skip.source}`}`),
+  ...(stop === undefined ? {} : { match: new RegExp(`^(?!${stop.source})`) })
+})
+
 /** The built-in rules for the failure shapes of common tools. */
 export const defaultRules: ReadonlyArray<SalienceRule> = [
+  // --- C and C++ compilers, linkers ---------------------------------------
+  {
+    id: "undefined-reference",
+    family: "c",
+    description: "a linker's `undefined reference to`, `multiple definition of`, `undefined symbol` or `cannot find -l`, with the `In function` line above",
+    anchors: ["reference to", "multiple definition", "undefined symbol", "cannot find -l"],
+    pattern: /^(?:\S+: )+(?:error: )?(?:undefined reference to|multiple definition of|undefined symbol:|cannot find -l)/,
+    before: { take: 1, within: 6, match: /[Ii]n function [`'‘]|: in function /, skip: /undefined reference to|multiple definition of/ }
+  },
+  {
+    id: "linker-exit",
+    family: "c",
+    role: "reports",
+    description: "`collect2: error: ld returned 1 exit status`, clang's `linker command failed`",
+    anchors: ["error"],
+    pattern: /ld returned \d+ exit status|linker command failed with exit code/,
+    before: lastWords()
+  },
   {
     id: "compiler-diagnostic",
-    description: "a compiler's `file:line:col: error` (gcc, clang, rustc's `-->` lines aside), tsc's `file(line,col): error TS…` and `file:line:col - error TS…`",
+    family: "c",
+    description: "a compiler's `file:line:col: error:` (gcc, clang, javac), tsc's `file(line,col): error TS…` and `file:line:col - error TS…`, with the `In function` line above and javac's `symbol:` line below",
     anchors: ["error"],
-    pattern: /\S(?::\d+(?::\d+)?|\(\d+,\d+\)):? ?(?:-|:) ?(?:fatal )?error\b/
+    pattern: /^\s*[^\s:]+(?::\d+(?::\d+)?:|\(\d+,\d+\):) (?:fatal )?error\b|^\s*[^\s:]+:\d+:\d+ - error\b/,
+    before: { take: 1, within: 1, match: /: In (?:member |static )?function |: In (?:constructor|destructor) |^In file included from / },
+    after: { take: 1, within: 4, seek: true, match: /^\s+symbol:\s/ }
   },
   {
     id: "typescript",
-    description: "tsc's `error TS1234:` diagnostics",
-    anchors: ["error"],
-    pattern: /\berror TS\d+:/
+    family: "typescript",
+    description: "tsc's `error TS1234:` diagnostics without a file",
+    anchors: ["error TS"],
+    pattern: /^error TS\d+:|: error TS\d+:/
+  },
+  // --- make, CMake, Ninja -------------------------------------------------
+  {
+    id: "make-explains",
+    family: "make",
+    description: "make's own failures: `No rule to make target`, `missing separator`",
+    anchors: ["***"],
+    pattern: /\*\*\* (?:No rule to make target|missing separator|No targets specified|commands commence before first target|recipe commences before first target)/
   },
   {
-    id: "rust-error",
-    description: "rustc and cargo `error[E0308]: …` and `error: could not compile`",
-    anchors: ["error"],
-    pattern: /^error(?:\[E\d+\])?: /
+    id: "make-error",
+    family: "make",
+    role: "reports",
+    description: "make's `make: *** [target] Error 1`, pointing back to the recipe's last words (not past make's own lines)",
+    anchors: ["***"],
+    pattern: /^g?make(?:\[\d+\])?: \*\*\* /,
+    before: lastWords(undefined, /g?make(?:\[\d+\])?: /)
+  },
+  {
+    id: "make-not-remade",
+    family: "make",
+    role: "reports",
+    description: "make -k's `Target 'all' not remade because of errors`",
+    anchors: ["not remade"],
+    pattern: /^g?make(?:\[\d+\])?: Target .* not remade because of errors/
+  },
+  {
+    id: "cmake-error",
+    family: "cmake",
+    description: "CMake's `CMake Error at CMakeLists.txt:5 (find_package):` with the indented lines that say what",
+    anchors: ["CMake Error"],
+    pattern: /^CMake Error\b/,
+    after: { take: 2, within: 4, match: /^\s+\S/ }
+  },
+  {
+    id: "ninja",
+    family: "cmake",
+    role: "reports",
+    description: "Ninja's `FAILED: target` and `ninja: build stopped`",
+    anchors: ["FAILED: ", "ninja: "],
+    pattern: /^FAILED: |^ninja: (?:build stopped|error):/
+  },
+  // --- eslint, prettier ---------------------------------------------------
+  {
+    id: "eslint",
+    family: "eslint",
+    description: "an eslint error (not a warning): stylish `  98:16  error  …` under its file's name, compact `file: line 98, col 16, Error - …`, unix `file:98:16: … [Error/rule]`",
+    anchors: ["error", "Error"],
+    pattern: /^\s+\d+:\d+\s+error\s+\S|: line \d+, col \d+, Error - |\[Error\/[\w@/-]+\]$/,
+    before: { take: 1, within: 60, seek: true, match: /^(?:\/|[A-Za-z]:\\)\S*$/ }
+  },
+  {
+    id: "eslint-summary",
+    family: "eslint",
+    role: "reports",
+    description: "eslint's `✖ 12 problems (1 error, 11 warnings)` when there are errors",
+    anchors: ["problem"],
+    pattern: /^✖ \d+ problems? \(\d+ errors?/,
+    unless: /\(0 errors/
+  },
+  {
+    id: "prettier",
+    family: "prettier",
+    role: "reports",
+    description: "prettier's `[warn] Code style issues found`, pointing back to the `[warn] file` lines above it",
+    anchors: ["Code style issues"],
+    pattern: /^\[warn\] Code style issues/,
+    before: { take: 6, within: 12, match: /^\[warn\] \S+$/ }
+  },
+  // --- test runners ---------------------------------------------------------
+  {
+    id: "go-test-fail",
+    family: "go",
+    role: "reports",
+    description: "go test's `--- FAIL: TestX`, with the `x_test.go:33: message` lines printed before it (-v) or after it",
+    anchors: ["--- FAIL"],
+    pattern: /^\s*--- FAIL: /,
+    before: { take: 3, within: 10, match: /^\s+\S+\.go:\d+: /, skip: /^\s*(?:=== (?:RUN|PAUSE|CONT|NAME)|--- FAIL)/ },
+    after: { take: 3, within: 4, match: /^\s+\S+\.go:\d+: / }
+  },
+  {
+    id: "jest-block",
+    family: "jest",
+    role: "reports",
+    description: "a jest failure block's `● suite › test` header, with the error lines under it",
+    anchors: ["●"],
+    pattern: /^\s*● \S/,
+    unless: /^\s*● Console$/,
+    after: { take: 3, within: 6, match: /^ {4}[^\s>]/ }
+  },
+  {
+    id: "jest-expect",
+    family: "jest",
+    description: "jest's `expect(received).toBe(expected)` with its Expected and Received lines",
+    anchors: ["expect(received)"],
+    pattern: /^\s+expect\(received\)/,
+    after: { take: 2, within: 4, match: /^\s+(?:Expected|Received)(?: [\w ]+)?: / }
+  },
+  {
+    id: "pytest-e",
+    family: "python",
+    description: "pytest's `E   ` lines: the assertion or exception inside a failing test",
+    anchors: ["E  "],
+    pattern: /^E {2,}\S/
   },
   {
     id: "tap-not-ok",
-    description: "a failing test in TAP output (`not ok 12 - name`, node --test)",
+    family: "node",
+    role: "reports",
+    description: "a failing test in TAP output (`not ok 12 - name`, node --test), with its `error:` line",
     anchors: ["not ok"],
     pattern: /^\s*not ok \d+/,
-    unless: /# (?:SKIP|TODO)\b/i
+    unless: /# (?:SKIP|TODO)\b/i,
+    after: { take: 3, within: 8, seek: true, match: /^\s+error: |^\s+(?:Expected|expected)\b|!==|^\s+actual: / }
   },
   {
     id: "test-fail-label",
-    description: "a test runner's FAIL/FAILED label (vitest, jest, pytest, go test, cargo test's `... FAILED`)",
-    anchors: ["FAIL"],
-    pattern: /^\s*(?:-{3} )?FAIL(?:ED)?\b|\bFAILED\b.*::|\.\.\. FAILED\b/,
+    family: "tests",
+    role: "reports",
+    description: "a test runner's FAIL/FAILED label (vitest, jest, pytest, unittest, cargo test's `... FAILED`)",
+    anchors: ["FAIL", "ERROR"],
+    pattern: /^\s*FAIL(?:ED)?\b|\bFAILED\b.*::|::\S+ (?:FAILED|ERROR)\b|\.\.\. (?:FAIL|FAILED|ERROR)$|^(?:FAIL|ERROR): \w/,
     unless: ZERO_COUNT
   },
   {
     id: "test-cross",
-    description: "a failing test marked with ✗, × or ✖ (vitest, node --test's spec reporter, mocha)",
-    anchors: ["✗", "×", "✖"],
-    pattern: /^\s*[✗×✖] /,
-    unless: ZERO_COUNT
+    family: "tests",
+    role: "reports",
+    description: "a failing test marked with ✗, ×, ✖ or ✕ (vitest, jest, node --test's spec reporter, mocha), with vitest's `→` line",
+    anchors: ["✗", "×", "✖", "✕"],
+    pattern: /^\s*[✗×✖✕] /,
+    unless: ZERO_COUNT,
+    after: { take: 1, within: 1, match: /^\s+→ / }
   },
   {
     id: "assertion",
-    description: "an assertion failure message",
+    family: "tests",
+    description: "an assertion failure, with the values under it (`1240 !== 1250`, `left: 1`)",
     anchors: ["Assertion", "assertion", "expected"],
-    pattern: /\bAssertionError\b|\b[Aa]ssertion (?:failed|error)\b|\b[Aa]ssertion [`'].*[`'] failed|^\s*(?:→ |Error: )?expected .+ to (?:be|equal|deeply equal|strictly equal|have|include|match|contain|throw)\b/,
-    unless: PASSING
+    pattern: /^\s*(?:Uncaught )?AssertionError\b(?: \[\w+\])?:|^(?:[^\s:]+: )+(?:[^\s:]+:\d+: )?(?:[^:]*: )?Assertion [`'].*[`'] failed|^\s*assertion [`'].*[`'] failed|^(?:[^\s:]+: )*[Aa]ssertion (?:failed|error)\b|^\s*(?:→ |Error: )?expected .+ to (?:be|equal|deeply equal|strictly equal|have|include|match|contain|throw)\b/,
+    unless: PASSING,
+    after: { take: 2, within: 3, match: /\S\s*!==?\s*\S|\S\s+==\s+\S|^\s*(?:left|right|expected|actual)\s*:/ }
   },
+  // --- Python, Node, Java: exceptions -------------------------------------
   {
     id: "traceback",
-    description: "the start of a Python traceback",
+    family: "python",
+    role: "reports",
+    description: "the start of a Python traceback (its last line explains it)",
     anchors: ["Traceback"],
-    pattern: /^Traceback \(most recent call last\):/
+    pattern: /^\s*Traceback \(most recent call last\):/
+  },
+  {
+    id: "unhandled-rejection",
+    family: "node",
+    description: "Node's unhandled promise rejection with a reason that is not an Error",
+    anchors: ["UnhandledPromiseRejection"],
+    pattern: /^\[?UnhandledPromiseRejection: /
   },
   {
     id: "exception-line",
-    description: "an exception's own line: Python's last traceback line, Node's `TypeError: …`, Java's `Exception in thread`",
+    family: "exceptions",
+    description: "an exception's own line (Python's last traceback line, Node's `TypeError: …`, Java's `Exception in thread`), with the frame above it (Python) or the first frame under it",
     anchors: ["Error", "Exception"],
-    pattern: /^(?:Uncaught )?(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)(?: \[[\w-]+\])?(?::|$)|^Exception in thread "/,
-    unless: ZERO_COUNT
+    pattern: /^\s*(?:Uncaught )?(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)(?: \[[\w-]+\])?: \S|^(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)$|^Exception in thread "|^Caused by: \S/,
+    // a docstring's `Raises:` entry says when, where a raised exception says what
+    unless: new RegExp(`${QUIET.source}|^\\s+[\\w.]*(?:Error|Exception): (?:if|when|raised|in case)\\b`, "i"),
+    before: { take: 2, within: 5, match: /^ {2}File "|^ {4}\S/, skip: /^\s*[\^~]+\s*$/, last: /^\s+File "/ },
+    after: { take: 1, within: 12, seek: true, match: /^\s+at \S|^\s+❯ \S/, last: STACK_FRAME }
   },
   {
     id: "panic",
-    description: "a Rust panic (`thread 'main' panicked at`) or a Go `panic:`",
+    family: "rust",
+    description: "a Rust panic (`thread 'main' panicked at`) with its message, or a Go `panic:`",
     anchors: ["panicked at", "panic: "],
-    pattern: /thread '[^']*'(?: \(\d+\))? panicked at|^panic: /
+    pattern: /thread '[^']*'(?: \(\d+\))? panicked at|^panic: /,
+    after: { take: 3, within: 3, match: /^(?!note: )\S|^\s+(?:left|right):/ }
+  },
+  // --- Go ------------------------------------------------------------------
+  {
+    id: "go-diagnostic",
+    family: "go",
+    description: "go build's and go vet's `file.go:12:5: message`, with the `# package` line above",
+    anchors: [".go:"],
+    pattern: /^(?:vet: )?(?:\.{1,2}\/)?[\w./-]+\.go:\d+:\d+: \S/,
+    before: { take: 1, within: 6, seek: true, match: /^# [\w./-]+$/ }
+  },
+  // --- Rust, cargo ---------------------------------------------------------
+  {
+    id: "tool-report",
+    family: "tools",
+    role: "reports",
+    description: "`error:` lines that only say a step failed (cargo's `could not compile`, git's `failed to push`, `could not apply`)",
+    anchors: ["error"],
+    pattern: /^error: (?:could not compile|test failed|\d+ targets? failed|failed to push some refs|could not apply|aborting due to|Recipe \S+ failed|linking with|build failed)/,
+    before: lastWords(/^\s*[=-]+> |^\s*= |^For more information/)
   },
   {
-    id: "fatal-signal",
-    description: "a process killed by a fatal signal: segmentation fault, abort, kill, bus error, or any crash that dumped core",
-    anchors: ["Segmentation", "(core dumped)", "Aborted", "Killed", "error"],
-    pattern: /Segmentation fault|\(core dumped\)|\bAborted\b|(?:^|\s)Killed(?:\s|$)|Bus error/
+    id: "rust-error",
+    family: "rust",
+    description: "rustc's `error[E0308]: …` and `error: …`, with the `--> file:line:col` line under it",
+    anchors: ["error"],
+    pattern: /^error(?:\[E\d+\])?: /,
+    after: { take: 1, within: 2, match: /^\s*--> / }
+  },
+  // --- npm, pnpm, yarn ------------------------------------------------------
+  {
+    id: "script-header",
+    family: "npm",
+    role: "opens",
+    description: "an npm, pnpm or yarn script's `> name@1.0.0 build` header, which opens the block a later report may name",
+    anchors: ["> "],
+    pattern: /^> (\S+@\d\S*) \S/,
+    before: lastWords(/^\s*WARN\s/)
+  },
+  {
+    id: "npm-report",
+    family: "npm",
+    role: "reports",
+    description: "npm's, pnpm's and yarn's lines that say a script just failed, pointing back to its last words",
+    anchors: ["Lifecycle script", "ELIFECYCLE", "error Command failed", "Failed"],
+    pattern: /^npm (?:error|ERR!) Lifecycle script|^\s*ELIFECYCLE\b|^error Command failed with exit code|^[@\w.-]+\/[\w./-]+ [\w:-]+: Failed$/,
+    before: lastWords(/^npm (?:error|ERR!) |^Node\.js v\d|^\s+at |^info |^\$ /)
+  },
+  {
+    id: "npm-summary",
+    family: "npm",
+    role: "reports",
+    description: "npm's and pnpm's summaries of failed scripts (`npm error code 1`, `ERR_PNPM_…`, pnpm's `ERROR  name@1.0.0 build:`), naming the block whose last lines explain it",
+    anchors: ["error", "ERR!", "ERR_PNPM", "ERROR"],
+    pattern: /^npm (?:error|ERR!) (?:code|path|workspace|location|command|errno|A complete log)\b|^\s*ERR_PNPM_\w+|^\s*ERROR\s+\S+@\S+ \S+: /,
+    recall: /^\s*ERROR\s+(\S+@\S+) |^npm (?:error|ERR!) workspace (\S+@\S+)/
   },
   {
     id: "npm-error",
-    description: "npm's `npm error` (npm 10+) and `npm ERR!` lines",
+    family: "npm",
+    description: "npm's other `npm error` / `npm ERR!` lines (a missing script, a failed install), yarn's `error An unexpected error`",
     anchors: ["error", "ERR!"],
-    pattern: /^npm (?:error|ERR!)/
+    pattern: /^npm (?:error|ERR!) |^error [A-Z]/
   },
+  // --- shells ---------------------------------------------------------------
   {
-    id: "make-error",
-    description: "make's `make: *** … Error 1` and `not remade because of errors`",
-    anchors: ["***", "not remade"],
-    pattern: /^g?make(?:\[\d+\])?: \*\*\* |not remade because of errors/
+    id: "command-complaint",
+    family: "sh",
+    description: "a command's own complaint (`cp: cannot stat 'x': No such file or directory`, `sh: 1: foo: not found`, `Permission denied`), with the `set -x` trace above it",
+    anchors: ["No such file", "Permission denied", "not found", "Is a directory", "Not a directory", "not permitted", "No space left", "Read-only file"],
+    pattern: /^[\w./[\]+-]+: (?:line \d+: |\d+: )?(?:[^:]*: )*(?:No such file or directory|Permission denied|command not found|not found|Is a directory|Not a directory|Operation not permitted|No space left on device|Read-only file system)$/,
+    before: { take: 1, within: 2, match: /^\++ \S/ }
+  },
+  // --- git ------------------------------------------------------------------
+  {
+    id: "git",
+    family: "git",
+    description: "git's `CONFLICT (content): Merge conflict in …` and `! [rejected]` pushes",
+    anchors: ["CONFLICT (", "rejected]"],
+    pattern: /^CONFLICT \([\w/ -]+\): |^\s*! \[(?:remote )?rejected\]/
+  },
+  // --- signals, memory --------------------------------------------------------
+  {
+    id: "fatal-signal",
+    family: "signals",
+    description: "a process killed by a fatal signal (segmentation fault, abort, kill, bus error, illegal instruction) or by the OOM killer",
+    anchors: ["Segmentation", "Aborted", "Killed", "Bus error", "Illegal instruction", "Floating point", "OOMKilled", "Out of memory"],
+    pattern: /^(?:[^\s"'`]+: )*(?:line \d+: +)?(?:\d+ +)?(?:Segmentation fault|Bus error|Aborted|Killed|Illegal instruction|Floating point exception)(?:\s|$)|\bOOMKilled\b|^Out of memory: Kill/,
+    unless: PASSING
   },
   {
     id: "fatal",
-    description: "a `fatal:` line (git and others)",
-    anchors: ["fatal", "FATAL"],
-    pattern: /^(?:fatal|FATAL)(?: error)?:/
+    family: "tools",
+    description: "a `fatal:` line (git and others), `FATAL ERROR:` (Node's heap exhaustion), `Fatal Python error:`",
+    anchors: ["fatal", "FATAL", "Fatal"],
+    pattern: /^(?:fatal|FATAL)(?: error| ERROR)?:|^Fatal (?:error|Python error)\b|JavaScript heap out of memory/
   },
+  // --- the rest ----------------------------------------------------------------
   {
     id: "error-line",
-    description: "a line that says error in a way that is not a count of zero: `error: …`, `ERROR …`, `[error]`",
-    anchors: ["error", "Error", "ERROR"],
-    pattern: /^\s*(?:(?:ERROR|Error|error):|ERROR\b)|\[(?:ERROR|Error|error)\]|\s(?:ERROR|Error|error): /,
-    unless: new RegExp(`${ZERO_COUNT.source}|${PASSING.source}`, "i")
+    family: "tools",
+    description: "a line that begins by saying error: `error: …`, `ERROR …`, `[ERROR] …`, `tool: error: …`, or a log record at level error",
+    anchors: ["error", "Error", "ERROR", "FATAL", "CRITICAL"],
+    pattern: /^(?:ERROR|Error|error)(?:\[\w+\])?:\s|^ERROR\b|^\[(?:ERROR|error)\]\s|^(?:[\w./-]+: )+(?:fatal )?error: |^\[?\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\]?\s+\[?(?:ERROR|FATAL|CRITICAL)\b|\blevel=(?:error|fatal)\b/,
+    unless: QUIET
   }
 ]
+
+// ---------------------------------------------------------------------------
+// Lines that quote rather than report.
+
+// git log's commit header, whose message lines (indented by four spaces) quote.
+const AUTHOR = /^Author: .*<.*>$/
+const DIFF_GIT = /^diff --git /
+const HUNK = /^@@@? -\d+(?:,(\d+))? (?:-\d+(?:,(\d+))? )?\+\d+(?:,(\d+))? @@/
+const FENCE = /^ {0,3}(?:```|~~~)/
+// How long a fence that never closes goes on quoting.
+const FENCE_LINES = 400
+
+// `path:12:` or `path-12-` at the start of a line, as grep -n prints, where the
+// path has a slash or a dot; what follows a diagnostic's location is a column
+// or one space and a word, what follows a listing's is the listed line.
+const LISTED = /^(?:\.{0,2}\/)?[\w@+-]*[./][\w@.+/-]*[:-]\d+[:-](?:\d+:)?/
+const DIAGNOSTIC_REST = /^ [^\s*]|^\d+ - /
+
+/** True when a line is a `grep -n`-style listing of another file's line, not a diagnostic with a location. */
+const isListing = (line: string): boolean => {
+  const m = LISTED.exec(line)
+  if (m === null) return false
+  return !DIAGNOSTIC_REST.test(line.slice(m[0].length))
+}
+
+// The prefix pnpm puts before every line of scripts it runs side by side:
+// `packages/emails build: `.
+const PREFIX = /^[@\w.-]+\/[\w./-]+ [\w:-]+: /
+
+// Terminal colours and styles (`\x1b[91m`), which forced-colour output puts around words.
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
+
+/**
+ * A line cut to `max` code points, keeping its start and its end (where a
+ * message often ends with what it is about) around an ellipsis.
+ */
+export const cutMiddle = (text: string, max: number): string => {
+  if (Utf8.codePointLength(text) <= max) return text
+  const end = Math.floor((max - 1) * 2 / 5)
+  return Utf8.takeCodePoints(text, max - 1 - end) + "…" + Utf8.takeLastCodePoints(text, end)
+}
 
 /** Rules ready for a tracker: the literals to watch for, and a test for one line. */
 export interface Compiled {
   /** The anchors as latin1 views of their UTF-8 bytes, as a masker's watch list wants them. */
   readonly literals: ReadonlyArray<string>
-  /** The first rule a line is salient by, or undefined. */
+  /** The first rule a line is salient by, or undefined; a listing line (`grep -n`) is never salient. */
   readonly test: (line: string) => SalienceRule | undefined
-  /** A pattern that finds the lines the given rules match, for `grepSpill`. */
+  /** A pattern that finds the lines the given rules match, for `grepSpill`; short enough to offer in a preview. */
   readonly grepPattern: (ruleIds: ReadonlyArray<string>) => string
+  /** The rules, in the order they are tried. */
+  readonly rules: ReadonlyArray<SalienceRule>
 }
+
+/** Longest pattern `grepPattern` returns; past it, the matched rules' anchors stand in for their patterns. */
+export const GREP_PATTERN_CHARS = 160
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** Compiles rules once for any number of trackers. */
 export const compile = (rules: ReadonlyArray<SalienceRule> = defaultRules): Compiled => {
-  const literals = [...new Set(rules.flatMap((r) => r.anchors))]
-    .map((a) => Buffer.from(a, "utf8").toString("latin1"))
+  const salient = rules.filter((r) => r.role !== "opens")
+  const literals = [...new Set([...rules.flatMap((r) => r.anchors), "@@ -", "@@@ -", "```", "~~~", "Author: ", "diff --git"])]
+    .map((a) => latin1(Utf8.encode(a)))
     .filter((a) => a.length >= 2)
+  const first = (line: string) => salient.find((r) => r.pattern.test(line) && !(r.unless?.test(line) ?? false))
+  const test = (raw: string): SalienceRule | undefined => {
+    const line = raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
+    if (isListing(line)) return undefined
+    const rule = first(line)
+    if (rule !== undefined) return rule
+    const prefix = PREFIX.exec(line)
+    return prefix === null ? undefined : first(line.slice(prefix[0].length))
+  }
   return {
     literals,
-    test: (line) => rules.find((r) => r.pattern.test(line) && !(r.unless?.test(line) ?? false)),
-    grepPattern: (ids) =>
-      rules.filter((r) => ids.includes(r.id)).map((r) => r.pattern.source).join("|")
+    test,
+    rules,
+    grepPattern: (ids) => {
+      const picked = rules.filter((r) => ids.includes(r.id))
+      const whole = picked.map((r) => r.pattern.source).join("|")
+      if (whole.length <= GREP_PATTERN_CHARS) return whole
+      return [...new Set(picked.flatMap((r) => r.anchors))].map(escape).join("|")
+    }
   }
 }
 
@@ -187,64 +546,336 @@ export interface Tracker {
 
 /** Options of a tracker. */
 export interface TrackerOptions {
-  /** Salient lines kept, the first ones; 20 by default. */
+  /** Matches kept of each role, the first ones (with the lines taken with them); 20 by default. */
   readonly keep?: number
   /** Longest line kept whole, in code points; longer ones are cut. 300 by default. */
   readonly maxChars?: number
 }
 
-/** A tracker over compiled rules. */
-export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Tracker => {
+// Bytes of output kept for looking back from a match, and most bytes of one line read.
+const RECENT_BYTES = 32 * 1024
+const LINE_BYTES = 64 * 1024
+// Blocks remembered by name for reports that recall them.
+const BLOCKS = 512
+
+const isBlank = (s: string) => s.trim().length === 0
+
+interface Walk {
+  readonly spec: SalienceContext
+  looked: number
+  taken: number
+  done: boolean
+}
+
+const newWalk = (spec: SalienceContext): Walk => ({ spec, looked: 0, taken: 0, done: false })
+
+/** Feeds one line to a context walk; true when the line is taken. */
+const step = (w: Walk, text: string): boolean => {
+  const { spec } = w
+  if (w.done) return false
+  if (w.looked >= (spec.within ?? spec.take + 2)) {
+    w.done = true
+    return false
+  }
+  w.looked++
+  if (isBlank(text) || (spec.skip?.test(text) ?? false)) return false
+  if (spec.match === undefined || spec.match.test(text)) {
+    w.taken++
+    if (w.taken >= spec.take || (spec.last?.test(text) ?? false)) w.done = true
+    return true
+  }
+  if (!spec.seek) w.done = true
+  return false
+}
+
+/** A line's bytes as text, without the carriage return of a CRLF break. */
+const decodeLine = (bytes: Uint8Array) =>
+  Utf8.decodeLossy(bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes)
+
+/** A line as a section shows it: without colour codes, cut in the middle past `maxChars`. */
+const shownText = (raw: string, maxChars: number) => {
+  const text = raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
+  return Utf8.codePointLength(text) <= maxChars ? { text, cut: raw !== text } : { text: cutMiddle(text, maxChars), cut: true }
+}
+
+/** The whole lines just before a line, nearest first, given the bytes that end right before it. */
+function* linesBefore(buffer: Uint8Array, fromZero: boolean, line: number) {
+  let end = buffer.length // exclusive end of the line below, its break at end - 1
+  let n = line
+  while (end > 0) {
+    const start = buffer.lastIndexOf(10, end - 2) + 1
+    if (start === 0 && !fromZero) return
+    n--
+    yield { line: n, text: decodeLine(buffer.subarray(start, end - 1)) }
+    end = start
+  }
+}
+
+/** The lines a context walks back over from a line, nearest first; a report's walk ends at a line that explains by itself. */
+const walkBack = (
+  compiled: Compiled,
+  spec: SalienceContext,
+  before: () => { bytes: Uint8Array; fromZero: boolean },
+  line: number,
+  toExplanation: boolean
+) => {
+  const { bytes, fromZero } = before()
+  const w = newWalk(spec)
+  const out: Array<{ line: number; text: string }> = []
+  for (const l of linesBefore(bytes, fromZero, line)) {
+    if (step(w, l.text)) {
+      out.push(l)
+      if (toExplanation && compiled.test(l.text)?.role !== "reports" && compiled.test(l.text) !== undefined) break
+    }
+    if (w.done) break
+  }
+  return out
+}
+
+/**
+ * Tells, line by line in order, whether a line quotes rather than reports: a
+ * diff's hunk line, a fenced block's line, a commit message in git log, or a
+ * hunk header, diff header or fence itself.
+ */
+const quoter = () => {
+  let hunkUntil = 0
+  let fenceUntil = 0
+  let inMessage = false
+  return (line: number, text: string): boolean => {
+    if (line <= hunkUntil && /^[ +\-\\]/.test(text)) return true
+    // a commit message, from git log's Author line to the diff or the next line not indented
+    if (AUTHOR.test(text)) {
+      inMessage = true
+      return true
+    }
+    if (inMessage) {
+      if (text.startsWith("    ")) return true
+      if (!/^(?:Date|Merge|Commit|AuthorDate|CommitDate):/.test(text)) inMessage = false
+    }
+    if (DIFF_GIT.test(text)) return true
+    const hunk = HUNK.exec(text)
+    if (hunk !== null) {
+      // a hunk spans at most its old and new line counts
+      const span = (hunk[1] === undefined ? 1 : Number(hunk[1])) + (hunk[2] === undefined ? 0 : Number(hunk[2])) +
+        (hunk[3] === undefined ? 1 : Number(hunk[3]))
+      hunkUntil = Math.max(hunkUntil, line + span)
+      return true
+    }
+    if (FENCE.test(text)) {
+      fenceUntil = line <= fenceUntil ? line : line + FENCE_LINES
+      return true
+    }
+    return line <= fenceUntil
+  }
+}
+
+/** What a line is looked back over with: the bytes that end right before it, and whether they start the output. */
+type Before = () => { bytes: Uint8Array; fromZero: boolean }
+
+/**
+ * The judging half of a tracker: sees whole lines in order (every line while
+ * a context is still taking lines after a match, and the lines that hold a
+ * rule's literal), decides which are salient, and keeps them with the lines
+ * that go with them.
+ */
+const judge = (compiled: Compiled, options: TrackerOptions) => {
   const keep = options.keep ?? 20
   const maxChars = options.maxChars ?? 300
-  let marks: Array<number> = []
-  const lines: Array<SalientLine> = []
+  const openers = compiled.rules.filter((r) => r.role === "opens")
+  const kept = new Map<number, SalientLine>()
+  const counts = { explains: 0, reports: 0 }
   const rules = new Set<string>()
   let total = 0
-  let lastTested = -1
-  return {
-    mark: (position) => void marks.push(position),
-    accept: (bytes, start, firstLine) => {
-      if (marks.length === 0) return
-      const chunk = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-      const end = start + chunk.length
-      const later: Array<number> = []
-      let line = firstLine
-      let counted = 0 // chunk offset up to which line breaks are counted into `line`
-      for (const mark of marks) {
-        if (mark >= end) {
-          later.push(mark)
-          continue
-        }
-        const at = Math.max(0, mark - start)
-        for (let nl = chunk.indexOf(10, counted); nl !== -1 && nl < at; nl = chunk.indexOf(10, nl + 1)) line++
-        counted = Math.max(counted, at)
-        if (line === lastTested) continue
-        lastTested = line
-        const from = at === 0 ? 0 : chunk.lastIndexOf(10, at - 1) + 1
-        const stop = chunk.indexOf(10, at)
-        const lineEnd = stop === -1 ? chunk.length : stop
-        const text = Utf8.decodeLossy(chunk.subarray(from, lineEnd > from && chunk[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd))
-        const rule = compiled.test(text)
-        if (rule === undefined) continue
-        total++
-        rules.add(rule.id)
-        if (lines.length < keep) {
-          const shown = Utf8.takeCodePoints(text, maxChars)
-          lines.push({ line, text: shown, cut: shown.length < text.length, rule: rule.id })
-        }
-      }
-      marks = later
-    },
-    result: () => ({ lines, total, rules: [...rules] })
+  // after-contexts still taking lines
+  let pending: Array<{ walk: Walk; of: number; rule: string }> = []
+  // blocks opened by `opens` rules: the open one, and the last lines of closed ones
+  let openBlock: string | undefined
+  const blocks = new Map<string, Array<{ line: number; text: string }>>()
+  const quoting = quoter()
+
+  const shown = (raw: string) => shownText(raw, maxChars)
+  const add = (l: SalientLine) => {
+    const had = kept.get(l.line)
+    if (had === undefined || (had.role === "context" && l.role !== "context")) kept.set(l.line, l)
   }
+  const lookBack = (spec: SalienceContext, before: Before, line: number, toExplanation: boolean) =>
+    walkBack(compiled, spec, before, line, toExplanation)
+
+  /** A line that holds a rule's literal: an opener, a salient line (with its context), or neither. */
+  const visit = (line: number, text: string, before: Before) => {
+    if (quoting(line, text)) return
+    for (const o of openers) {
+      const m = o.pattern.exec(text)
+      if (m === null || m[1] === undefined) continue
+      if (openBlock !== undefined && o.before !== undefined) {
+        if (blocks.size >= BLOCKS) blocks.delete(blocks.keys().next().value!)
+        blocks.set(openBlock, lookBack(o.before, before, line, false))
+      }
+      openBlock = m[1]
+      return
+    }
+    const rule = compiled.test(text)
+    if (rule === undefined) return
+    total++
+    rules.add(rule.id)
+    const role = rule.role === "reports" ? "reports" : "explains"
+    if (counts[role] >= keep) return
+    counts[role]++
+    add({ line, ...shown(text), rule: rule.id, role })
+    const context = (l: { line: number; text: string }) =>
+      add({ line: l.line, ...shown(l.text), rule: rule.id, role: "context", of: line })
+    if (rule.before !== undefined) lookBack(rule.before, before, line, role === "reports").forEach(context)
+    if (rule.recall !== undefined) {
+      const m = rule.recall.exec(text)
+      const name = m?.slice(1).find((g) => g !== undefined)
+      const block = name === undefined ? undefined : blocks.get(name) ??
+        [...blocks.entries()].find(([k]) => k.startsWith(name) || name.startsWith(k))?.[1]
+      block?.forEach(context)
+    }
+    if (rule.after !== undefined) pending.push({ walk: newWalk(rule.after), of: line, rule: rule.id })
+  }
+
+  /** Any line, to the contexts still taking lines after a match. */
+  const feedPending = (line: number, text: string) => {
+    for (const p of pending) {
+      if (step(p.walk, text)) add({ line, ...shown(text), rule: p.rule, role: "context", of: p.of })
+    }
+    pending = pending.filter((p) => !p.walk.done)
+  }
+
+  return {
+    visit,
+    feedPending,
+    hasPending: () => pending.length > 0,
+    found: (): Found => ({ lines: [...kept.values()].sort((a, b) => a.line - b.line), total, rules: [...rules] })
+  }
+}
+
+/** A tracker over compiled rules: the line mechanics over chunks, the judging in `judge`. */
+export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Tracker => {
+  const j = judge(compiled, options)
+  let marks: Array<number> = []
+  // the incomplete last line so far, and where it starts
+  let carry: Uint8Array = new Uint8Array(0)
+  let carryStart = 0
+  // output before the current chunk, for looking back
+  const recent: Array<Uint8Array> = []
+  let recentBytes = 0
+  let recentFromZero = true
+
+  const remember = (chunk: Uint8Array) => {
+    recent.push(chunk)
+    recentBytes += chunk.length
+    while (recent.length > 1 && recentBytes - recent[0]!.length >= RECENT_BYTES) {
+      recentBytes -= recent.shift()!.length
+      recentFromZero = false
+    }
+  }
+
+  const accept = (bytes: Uint8Array, start: number, firstLine: number) => {
+    if (bytes.length === 0) return
+    // a method call throughout, so that an array with faster searches of its own (Node's Buffer) uses them
+    const chunk = bytes
+    const end = start + chunk.length
+    if (marks.length > 0 || j.hasPending()) {
+      // line number of the line holding chunk offset 0 (it may have begun in an earlier chunk)
+      let line = firstLine
+      let pos = 0 // chunk offset where the current line's part in this chunk begins
+      let mi = 0
+      while (true) {
+        if (!j.hasPending()) {
+          // go straight to the next marked line
+          while (mi < marks.length && marks[mi]! < carryStart) mi++
+          if (mi >= marks.length || marks[mi]! >= end) break
+          const at = marks[mi]! - start
+          for (let nl = chunk.indexOf(10, pos); nl !== -1 && nl < at; nl = chunk.indexOf(10, pos)) {
+            pos = nl + 1
+            line++
+          }
+        }
+        const nl = chunk.indexOf(10, pos)
+        if (nl === -1) break // the line goes on in the next chunk
+        const lineStartOffset = pos === 0 && carry.length > 0 ? carryStart : start + pos
+        const lineEndOffset = start + nl
+        let marked = false
+        while (mi < marks.length && marks[mi]! <= lineEndOffset) {
+          if (marks[mi]! >= lineStartOffset) marked = true
+          mi++
+        }
+        const own = chunk.subarray(pos, nl)
+        const whole = pos === 0 && carry.length > 0 ? concat([carry, own]) : own
+        const text = decodeLine(whole.length > LINE_BYTES ? whole.subarray(0, LINE_BYTES) : whole)
+        if (j.hasPending()) j.feedPending(line, text)
+        if (marked) {
+          const at = pos
+          const carried = pos === 0 ? carry.length : 0
+          j.visit(line, text, () => {
+            const parts = [...recent, chunk.subarray(0, at)]
+            const all = concat(parts)
+            const cut = all.subarray(0, all.length - carried)
+            const from = Math.max(0, cut.length - RECENT_BYTES)
+            return { bytes: cut.subarray(from), fromZero: recentFromZero && from === 0 }
+          })
+        }
+        pos = nl + 1
+        line++
+      }
+      marks = marks.slice(mi).filter((m) => m >= start + pos || (pos === 0 && m >= carryStart))
+    }
+    // keep the incomplete last line
+    const lastBreak = chunk.lastIndexOf(10)
+    if (lastBreak === -1) {
+      if (carry.length === 0) {
+        carryStart = start
+        carryLine = { chunk: undefined, first: firstLine }
+      }
+      if (carry.length < LINE_BYTES) carry = concat([carry, chunk.subarray(0, LINE_BYTES - carry.length)])
+    } else {
+      carry = chunk.subarray(lastBreak + 1)
+      carryStart = start + lastBreak + 1
+      carryLine = { chunk, first: firstLine }
+    }
+    remember(chunk)
+  }
+
+  // The carried line's number, counted only when needed: the line after the
+  // last break of the chunk it began in.
+  let carryLine: { chunk: Uint8Array | undefined; first: number } = { chunk: undefined, first: 1 }
+  const lineOfCarry = () => {
+    let n = carryLine.first
+    const c = carryLine.chunk
+    if (c !== undefined) for (let i = c.indexOf(10); i !== -1; i = c.indexOf(10, i + 1)) n++
+    return n
+  }
+
+  const result = (): Found => {
+    // a last line without a break
+    if (carry.length > 0 && (marks.length > 0 || j.hasPending())) {
+      const text = decodeLine(carry)
+      const line = lineOfCarry()
+      if (j.hasPending()) j.feedPending(line, text)
+      if (marks.some((m) => m >= carryStart)) {
+        const bytes = concat(recent)
+        const cut = bytes.subarray(0, bytes.length - carry.length)
+        j.visit(line, text, () => ({
+          bytes: cut.subarray(Math.max(0, cut.length - RECENT_BYTES)),
+          fromZero: recentFromZero && cut.length <= RECENT_BYTES
+        }))
+      }
+      marks = []
+      carry = new Uint8Array(0)
+    }
+    return j.found()
+  }
+
+  return { mark: (position) => void marks.push(position), accept, result }
 }
 
 /** The salient lines of a whole text, for hosts that hold output in memory. */
 export const find = (text: string, compiled: Compiled = compile(), options: TrackerOptions = {}): Found => {
-  const bytes = Buffer.from(text, "utf8")
+  const bytes = Utf8.encode(text)
   const t = tracker(compiled, options)
-  const latin = bytes.toString("latin1")
+  const latin = latin1(bytes)
   const positions = new Set<number>()
   for (const literal of compiled.literals) {
     for (let at = latin.indexOf(literal); at !== -1; at = latin.indexOf(literal, at + 1)) positions.add(at)
@@ -252,4 +883,16 @@ export const find = (text: string, compiled: Compiled = compile(), options: Trac
   for (const p of [...positions].sort((a, b) => a - b)) t.mark(p)
   t.accept(bytes, 0, 1)
   return t.result()
+}
+
+/**
+ * The lines of a find in the order a bounded view should take them: the
+ * explaining matches, the lines taken with them, the lines reports point
+ * back to, then the reports themselves; within each, by line.
+ */
+export const ranked = (found: Found): ReadonlyArray<SalientLine> => {
+  const roleOf = new Map(found.lines.filter((l) => l.role !== "context").map((l) => [l.line, l.role ?? "explains"]))
+  const rank = (l: SalientLine) =>
+    l.role === "reports" ? 3 : l.role === "context" ? (roleOf.get(l.of ?? 0) === "reports" ? 2 : 1) : 0
+  return [...found.lines].sort((a, b) => rank(a) - rank(b) || a.line - b.line)
 }

@@ -17,6 +17,7 @@ import { checkKnownValue, MIN_KNOWN_VALUE_BYTES } from "./internal/secrets/known
 import { buildMasker, type Built, DEFAULT_MAX_HELD_BYTES } from "./internal/secrets/masker.js"
 import * as rules from "./internal/secrets/rules.js"
 import { CONTEXT_BYTES } from "./internal/secrets/stream.js"
+import * as Utf8 from "./Utf8.js"
 
 /**
  * A pattern rule: what a credential looks like and which part of a match
@@ -227,7 +228,7 @@ const scanEnv = (env: Record<string, string | undefined>) => {
       } else {
         skipped.push({
           name,
-          bytes: new TextEncoder().encode(value).length,
+          bytes: Utf8.byteLength(value),
           reason: problem._tag === "TooShort" ? `shorter than ${MIN_KNOWN_VALUE_BYTES} bytes` : problem.reason
         })
       }
@@ -257,8 +258,23 @@ export class Secrets extends Context.Tag("@spillway/core/Secrets")<Secrets, Mask
 export const layer = (options?: MaskerOptions): Layer.Layer<Secrets, SecretTooShort | InvalidSecret> =>
   Layer.effect(Secrets, makeMasker(options))
 
-/** Provides `Secrets` with the default rules and the secret-looking values of `process.env` (those of 8 bytes or more). */
-export const layerFromEnv: Layer.Layer<Secrets> = Layer.effect(
+/** A masker built at its first use, so a program that never masks never pays for compiling the rules. */
+export const lazy = (build: () => Masker): Masker => {
+  let built: Masker | undefined
+  const get = () => (built ??= build())
+  return {
+    maskBytes: (bytes) => get().maskBytes(bytes),
+    maskText: (text) => get().maskText(text),
+    stream: (watch) => get().stream(watch),
+    resume: (checkpoint, watch) => get().resume(checkpoint, watch)
+  }
+}
+
+/**
+ * Provides `Secrets` with the default rules and the secret-looking values of
+ * `process.env` (those of 8 bytes or more), built at the first use.
+ */
+export const layerFromEnv: Layer.Layer<Secrets> = Layer.sync(
   Secrets,
-  Effect.orDie(Effect.suspend(() => makeMasker({ knownValues: knownValuesFromEnv(process.env) })))
+  () => lazy(() => unsafeMakeMasker({ knownValues: knownValuesFromEnv(process.env) }))
 )

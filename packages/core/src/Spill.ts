@@ -6,15 +6,17 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { CurrentCaller } from "./Access.js"
+import { Bodies, type OpenError } from "./Body.js"
+import { InvalidRequest, quote } from "./Errors.js"
 import * as Grep from "./Grep.js"
 import * as Capture from "./internal/capture.js"
 import * as Read from "./internal/read.js"
 import type * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
-import { Secrets } from "./Secrets.js"
+import { checkFilename } from "./SpillName.js"
 import { SpillPolicy, type SpillPolicyRefused } from "./SpillPolicy.js"
-import { checkFilename, type OpenError, SpillNameRefused, SpillStore } from "./SpillStore.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Output up to this many characters (code points) is returned exactly as printed. */
@@ -55,28 +57,18 @@ export interface KeepOptions {
   readonly tool?: string | undefined
 }
 
-/** The write capability: saving long output and previewing it. */
+/** The write capability: saving long output and previewing it, for the caller in context. */
 export interface SpillWriteService {
-  readonly keepOutput: (text: string, exitCode: number, options?: KeepOptions) => Effect.Effect<KeptOutput>
+  readonly keepOutput: (text: string, exitCode: number, options?: KeepOptions) => Effect.Effect<KeptOutput, never, CurrentCaller>
   /** A capture for streamed output; closing the scope before `finish` discards any partial file. */
-  readonly capture: (options?: KeepOptions) => Effect.Effect<OutputCapture, never, Scope.Scope>
+  readonly capture: (options?: KeepOptions) => Effect.Effect<OutputCapture, never, Scope.Scope | CurrentCaller>
 }
 
 /** The capability to save output (the seed's `std::spill::write`). */
 export class SpillWrite extends Context.Tag("@spillway/core/SpillWrite")<SpillWrite, SpillWriteService>() {}
 
-/** A number argument was out of range. */
-export class SpillInvalidArgument extends Schema.TaggedError<SpillInvalidArgument>()("SpillInvalidArgument", {
-  argument: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `${this.argument}: ${this.reason}`
-  }
-}
-
 /** Everything reading saved output can fail with. */
-export type ReadError = OpenError | SpillPolicyRefused | SpillInvalidArgument
+export type ReadError = OpenError | SpillPolicyRefused | InvalidRequest
 
 /** Where to read from: a 1-indexed first line (0 is the start) and a line count (0 reads to the end). */
 export interface ReadOptions {
@@ -134,20 +126,20 @@ export interface GrepOptions {
   readonly ignoreCase?: boolean | undefined
 }
 
-/** The read capability: paging and searching saved output. */
+/** The read capability: paging and searching saved output, for the caller in context. */
 export interface SpillReadService {
-  readonly readSpill: (filename: string, options?: ReadOptions) => Effect.Effect<SpillPage, ReadError>
+  readonly readSpill: (filename: string, options?: ReadOptions) => Effect.Effect<SpillPage, ReadError, CurrentCaller>
   readonly grepSpill: (
     pattern: string,
     filename: string,
     options?: GrepOptions
-  ) => Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError>
+  ) => Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError, CurrentCaller>
   /** Writes the selected lines' exact bytes to `emit` chunk by chunk, for pages of any size. */
   readonly copySpill: <E>(
     filename: string,
     options: ReadOptions,
     emit: (bytes: Uint8Array) => Effect.Effect<void, E>
-  ) => Effect.Effect<PageInfo, ReadError | E>
+  ) => Effect.Effect<PageInfo, ReadError | E, CurrentCaller>
 }
 
 /** The capability to read saved output (the seed's `std::spill::read`). */
@@ -192,12 +184,11 @@ const defaults = {
   grepDeadlineMs: 10_000
 }
 
-/** Builds the write capability from a store, a policy and a masker. */
+/** Builds the write capability over the body store and a policy. */
 export const makeWrite = (options: Options = {}) =>
   Effect.gen(function*() {
-    const store = yield* SpillStore
+    const bodies = yield* Bodies
     const policy = yield* SpillPolicy
-    const masker = yield* Secrets
     const maxChars = options.maxChars ?? defaults.maxChars
     const base = options.salience === false ? [] : options.salience ?? Salience.defaultRules
     const compiled = new Map<string | undefined, Salience.Compiled | undefined>()
@@ -209,13 +200,16 @@ export const makeWrite = (options: Options = {}) =>
       return compiled.get(tool)
     }
     const capture = (keep: KeepOptions = {}) =>
-      Capture.make(store, policy, masker, {
-        maxChars,
-        maxFileBytes: options.maxFileBytes ?? 1024 * 1024 * 1024,
-        hint: options.hint,
-        grepHint: options.grepHint,
-        salience: rulesFor(keep.tool)
-      })
+      Effect.flatMap(CurrentCaller, (caller) =>
+        Capture.make(bodies, policy, {
+          maxChars,
+          maxFileBytes: options.maxFileBytes ?? 1024 * 1024 * 1024,
+          hint: options.hint,
+          grepHint: options.grepHint,
+          salience: rulesFor(keep.tool),
+          tool: keep.tool ?? "command",
+          caller
+        }))
     return SpillWrite.of({
       capture,
       keepOutput: (text, exitCode, keep) =>
@@ -230,22 +224,31 @@ export const makeWrite = (options: Options = {}) =>
 const checkCount = (argument: string, value: number | undefined) =>
   value === undefined || (Number.isSafeInteger(value) && value >= 0)
     ? Effect.succeed(value ?? 0)
-    : Effect.fail(new SpillInvalidArgument({ argument, reason: `must be a whole number of 0 or more, got ${value}` }))
+    : Effect.fail(new InvalidRequest({ argument, reason: `must be a whole number of 0 or more, got ${value}` }))
 
-/** Builds the read capability from a store and a policy; the object holds the read methods only. */
+/** Builds the read capability over the body store and a policy; the object holds the read methods only. */
 export const makeRead = (options: Options = {}) =>
   Effect.gen(function*() {
-    const store = yield* SpillStore
+    const bodies = yield* Bodies
+    const patterns = yield* Grep.engine
     const policy = yield* SpillPolicy
     const o = { ...defaults, ...options }
     const built: Read.IndexCache = new Map()
 
+    /** A saved body by its bare name, after the name, the policy and `Access` have passed it. */
     const open = (filename: string) =>
       Effect.gen(function*() {
         const refused = checkFilename(filename)
-        if (refused !== undefined) return yield* new SpillNameRefused({ filename, reason: refused })
+        if (refused !== undefined) {
+          return yield* new InvalidRequest({
+            argument: "filename",
+            reason: `refused ${quote(filename)}: ${refused}. Pass the bare file name from the preview, such as 2026-09-04T01-02-03-000Z-a1b2c3.log`
+          })
+        }
         yield* policy.check({ _tag: "spill/read", filename })
-        return yield* store.open(filename)
+        const caller = yield* CurrentCaller
+        const body = yield* bodies.open(caller, filename)
+        return { filename, size: body.size, read: body.read, index: body.lineIndex } satisfies Read.SpillFile
       })
 
     const select = (filename: string, read: ReadOptions) =>
@@ -256,7 +259,7 @@ export const makeRead = (options: Options = {}) =>
         const index = yield* Read.indexOf(file, built)
         const first = Math.max(1, offset)
         if (first > Math.max(index.lines, 1)) {
-          return yield* new SpillInvalidArgument({
+          return yield* new InvalidRequest({
             argument: "offset",
             reason: `line ${first} is past the end: ${filename} has ${index.lines} lines`
           })
@@ -280,25 +283,12 @@ export const makeRead = (options: Options = {}) =>
       readSpill: (filename, read = {}) =>
         Effect.scoped(Effect.gen(function*() {
           const s = yield* select(filename, read)
-          if (s.stop - s.start <= o.maxPageBytes) {
-            const bytes = yield* s.file.read(s.start, s.stop - s.start)
-            return { ...info(s, s.end), text: Utf8.decodeLossy(bytes) }
-          }
-          // too large for one page: whole lines up to the ceiling, or part of a single huge line
-          const bytes = yield* s.file.read(s.start, o.maxPageBytes)
-          const lastBreak = bytes.lastIndexOf(10)
-          if (lastBreak !== -1) {
-            const page = bytes.subarray(0, lastBreak + 1)
-            let lines = 0
-            for (let at = page.indexOf(10); at !== -1; at = page.indexOf(10, at + 1)) lines++
-            return { ...info(s, s.first + lines), text: Utf8.decodeLossy(page) }
-          }
-          const lineEnd = yield* Read.locate(s.file, s.index, s.first + 1)
-          const part = bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length))
+          // the selection whole, or whole lines up to the page limit, or part of a single huge line
+          const page = yield* Read.linePage(s.file, s.index, s, o.maxPageBytes)
           return {
-            ...info(s, s.first + 1),
-            text: Utf8.decodeLossy(part),
-            cutLine: { line: s.first, shownBytes: part.length, totalBytes: lineEnd - s.start }
+            ...info(s, s.first + page.lines),
+            text: Utf8.decodeLossy(page.bytes),
+            ...(page.cutLine !== undefined ? { cutLine: page.cutLine } : {})
           }
         })),
       copySpill: (filename, read, emit) =>
@@ -311,15 +301,16 @@ export const makeRead = (options: Options = {}) =>
         Effect.scoped(Effect.gen(function*() {
           const maxResults = yield* checkCount("maxResults", grep.maxResults ?? 100)
           if (maxResults < 1 || maxResults > o.maxResultsLimit) {
-            return yield* new SpillInvalidArgument({
+            return yield* new InvalidRequest({
               argument: "maxResults",
               reason: `must be between 1 and ${o.maxResultsLimit}, got ${maxResults}`
             })
           }
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
+          yield* patterns.prepare(matcher)
           const file = yield* open(filename)
           const index = yield* Read.indexOf(file, built)
-          const scan = yield* Read.grep(file, index, matcher, {
+          const scan = yield* Read.grep(file, index, matcher, patterns, {
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,
@@ -339,17 +330,15 @@ export const makeRead = (options: Options = {}) =>
   })
 
 /** The write capability as a layer. */
-export const layerWrite = (options: Options = {}): Layer.Layer<SpillWrite, never, SpillStore | SpillPolicy | Secrets> =>
+export const layerWrite = (options: Options = {}): Layer.Layer<SpillWrite, never, Bodies | SpillPolicy> =>
   Layer.effect(SpillWrite, makeWrite(options))
 
 /** The read capability alone, as a layer: a program that needs `SpillWrite` does not compile against it. */
-export const layerRead = (options: Options = {}): Layer.Layer<SpillRead, never, SpillStore | SpillPolicy> =>
+export const layerRead = (options: Options = {}): Layer.Layer<SpillRead, never, Bodies | SpillPolicy> =>
   Layer.effect(SpillRead, makeRead(options))
 
 /** Both capabilities over one store. */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<SpillWrite | SpillRead, never, SpillStore | SpillPolicy | Secrets> =>
+export const layer = (options: Options = {}): Layer.Layer<SpillWrite | SpillRead, never, Bodies | SpillPolicy> =>
   Layer.merge(layerWrite(options), layerRead(options))
 
 /** What the model gets back for a command's output: short output exactly, long output saved and previewed. */
@@ -357,10 +346,10 @@ export const keepOutput = (
   text: string,
   exitCode: number,
   options?: KeepOptions
-): Effect.Effect<KeptOutput, never, SpillWrite> => Effect.flatMap(SpillWrite, (s) => s.keepOutput(text, exitCode, options))
+): Effect.Effect<KeptOutput, never, SpillWrite | CurrentCaller> => Effect.flatMap(SpillWrite, (s) => s.keepOutput(text, exitCode, options))
 
 /** Reads a saved file, whole or from a 1-indexed line `offset` (0 = start) for `limit` lines (0 = to the end). */
-export const readSpill = (filename: string, options?: ReadOptions): Effect.Effect<SpillPage, ReadError, SpillRead> =>
+export const readSpill = (filename: string, options?: ReadOptions): Effect.Effect<SpillPage, ReadError, SpillRead | CurrentCaller> =>
   Effect.flatMap(SpillRead, (s) => s.readSpill(filename, options))
 
 /** Searches a saved file for a regular expression; each match comes back with its line number and text. */
@@ -368,6 +357,6 @@ export const grepSpill = (
   pattern: string,
   filename: string,
   options?: GrepOptions
-): Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError, SpillRead> =>
+): Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError, SpillRead | CurrentCaller> =>
   Effect.flatMap(SpillRead, (s) => s.grepSpill(pattern, filename, options))
 

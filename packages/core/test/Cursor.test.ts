@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "@effect/vitest"
 import * as Cursor from "@spillway/core/Cursor"
 import { Cause, Effect, Either, Exit, FastCheck as fc, Layer } from "effect"
 import { createHmac } from "node:crypto"
+import { hmacSha256 } from "../src/internal/sha256.js"
 
 const keyBytes = Uint8Array.from({ length: 32 }, (_, i) => i)
 const otherKeyBytes = Uint8Array.from({ length: 32 }, (_, i) => 255 - i)
@@ -326,5 +327,25 @@ describe("Cursor encode refusals", () => {
     key.fill(0)
     expect(service.key).toEqual(keyBytes)
     expect(Either.getOrThrow(decode(cursor, { tool: "get_tool_output" }, built))).toStrictEqual(valid)
+  })
+})
+
+describe("the pure codec", () => {
+  it.prop("signs exactly as HMAC-SHA256 does, for keys and messages of any length", [
+    fc.uint8Array({ minLength: 0, maxLength: 200 }),
+    fc.uint8Array({ minLength: 0, maxLength: 300 })
+  ], ([key, message]) => {
+    const expected = createHmac("sha256", key).update(message).digest()
+    expect(Buffer.from(hmacSha256(key, message)).equals(expected)).toBe(true)
+  })
+
+  it.prop("a codec's cursors decode to what was encoded, and only for its own tool and unit", [position], ([p]) => {
+    const c = Cursor.codec(keyBytes, p.tool, p.unit)
+    const cursor = c.encode(p.evidence, p.offset, p.generation)
+    expect(cursor).toBe(encode(p))
+    expect(Either.getOrThrow(c.decode(cursor))).toStrictEqual(p)
+    const otherUnit = Cursor.codec(keyBytes, p.tool, p.unit === "byte" ? "code_point" : "byte")
+    expect(Either.isLeft(otherUnit.decode(cursor)) && otherUnit.decode(cursor).pipe(Either.flip, Either.getOrThrow).reason).toBe("unit")
+    expect(Either.isLeft(Cursor.codec(otherKeyBytes, p.tool, p.unit).decode(cursor))).toBe(true)
   })
 })

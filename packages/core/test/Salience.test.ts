@@ -65,7 +65,7 @@ describe("Salience.tracker", () => {
       fc.constant("all good"),
       fc.constant("0 errors"),
       fc.constant("token=hunter2-hunter2-hunter2"),
-      fc.constant("x".repeat(300) + " error: late in a long line")
+      fc.constant("x".repeat(300) + ": error: late in a long line")
     ), { maxLength: 30 }),
     fc.array(fc.nat(), { maxLength: 6 })
   ], ([lines, cuts]) => {
@@ -163,5 +163,211 @@ describe("Preview with salient lines", () => {
     })
     expect(p.text).toMatch(/\[Lines that report errors or failures: \d+ of 30\. Find all: grepSpill\("error", "2026-09-04T01-02-03-000Z-a1b2c3\.log"\)\]/)
     expect(p.text).toContain("501: f0.c:1:1: error: e0")
+  })
+})
+
+describe("Salience: explain, then report", () => {
+  const around = (middle: ReadonlyArray<string>) => [...filler(1, 400), ...middle, ...filler(500, 400)].join("\n") + "\n"
+
+  it("a linker's report brings the undefined reference and its In function line", () => {
+    const found = Salience.find(around([
+      "gcc -o report report.o",
+      "/usr/bin/ld: report.o: in function `main':",
+      "report.c:(.text.startup+0x26): undefined reference to `ledger_total'",
+      "collect2: error: ld returned 1 exit status",
+      "make[1]: *** [Makefile:9: report] Error 1"
+    ]))
+    const byLine = new Map(found.lines.map((l) => [l.line, l]))
+    expect(byLine.get(402)).toMatchObject({ role: "context", of: 403 })
+    expect(byLine.get(403)).toMatchObject({ rule: "undefined-reference", role: "explains" })
+    expect(byLine.get(404)).toMatchObject({ rule: "linker-exit", role: "reports" })
+    expect(byLine.get(405)).toMatchObject({ rule: "make-error", role: "reports" })
+    // the explaining lines rank before the reports
+    expect(Salience.ranked(found).map((l) => l.line)).toEqual([403, 402, 404, 405])
+  })
+
+  it("a report with nothing salient before it takes the recipe's last words", () => {
+    const found = Salience.find(around([
+      "../scripts/check-headers.sh pool.c",
+      "check-headers: pool.c has no SPDX-License-Identifier line",
+      "make[1]: *** [Makefile:14: check] Error 1"
+    ]))
+    expect(found.total).toBe(1)
+    expect(found.lines.map((l) => [l.line, l.role])).toEqual([[401, "context"], [402, "context"], [403, "reports"]])
+  })
+
+  it("go test's FAIL brings the assertion message printed before it", () => {
+    const found = Salience.find(around([
+      "=== RUN   TestParse",
+      "    money_test.go:33: Parse(\"1,234.56\") = 1.00, want 1234.56",
+      "--- FAIL: TestParse (0.00s)"
+    ]))
+    expect(found.lines.find((l) => l.line === 402)).toMatchObject({ role: "context", of: 403 })
+  })
+
+  it("a Python exception brings the frame above it, a Node one its first stack frame", () => {
+    const python = Salience.find(around([
+      "Traceback (most recent call last):",
+      "  File \"/srv/app/ingest.py\", line 18, in parse_amount",
+      "    return int(text)",
+      "           ^^^^^^^^^",
+      "ValueError: invalid literal for int() with base 10: 'n/a'"
+    ]))
+    expect(python.lines.filter((l) => l.of === 405).map((l) => l.line)).toEqual([402, 403])
+    const node = Salience.find(around([
+      "TypeError: Cannot read properties of undefined (reading 'rate')",
+      "    at convert (/srv/app/rates.js:3:20)",
+      "    at main (/srv/app/main.js:9:3)"
+    ]))
+    expect(node.lines.filter((l) => l.of === 401).map((l) => l.line)).toEqual([402])
+  })
+
+  it("finds the same lines and context through the masking stream, whatever the chunking", () => {
+    fc.assert(fc.property(
+      fc.array(fc.oneof(
+        fc.constant("    money_test.go:3: got 1, want 2"),
+        fc.constant("--- FAIL: TestParse (0.00s)"),
+        fc.constant("/usr/bin/ld: a.o: in function `main':"),
+        fc.constant("a.c:(.text+0x1): undefined reference to `f'"),
+        fc.constant("make: *** [Makefile:3: a] Error 1"),
+        fc.constant("@@ -1,2 +1,2 @@"),
+        fc.constant("+main.c:3:1: error: quoted in a diff"),
+        fc.constant("```"),
+        fc.constant("TypeError: boom"),
+        fc.constant("    at f (a.js:1:1)"),
+        fc.constant("token=hunter2-hunter2-hunter2"),
+        fc.constant("all good")
+      ), { maxLength: 40 }),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      (lines, cuts) => {
+        const text = lines.join("\n") + "\n"
+        const compiled = Salience.compile()
+        const tracker = Salience.tracker(compiled)
+        const masker = Secrets.unsafeMakeMasker({ knownValues: ["hunter2-hunter2-hunter2"] })
+        const stream = masker.stream({ literals: compiled.literals, onMark: tracker.mark })
+        const input = Buffer.from(text)
+        let total = 0
+        let newlines = 0
+        const accept = (out: Uint8Array) => {
+          tracker.accept(out, total, newlines + 1)
+          total += out.length
+          for (const b of out) if (b === 10) newlines++
+        }
+        let from = 0
+        for (const c of [...new Set(cuts.map((c) => c % (input.length + 1)))].sort((a, b) => a - b)) {
+          accept(stream.push(input.subarray(from, c)))
+          from = c
+        }
+        accept(stream.push(input.subarray(from)))
+        accept(stream.end())
+        // context lines are taken from the masked output
+        expect(tracker.result()).toEqual(Salience.find(masker.maskText(text)))
+      }
+    ))
+  })
+})
+
+describe("Salience: claims, not mentions", () => {
+  const compiled = Salience.compile()
+
+  it("a grep -n listing quotes, a diagnostic with a location does not", () => {
+    expect(compiled.test("src/config.js:5:    console.error(`error: could not open ${path}`)")).toBeUndefined()
+    expect(compiled.test("docs/faq.md:12:fatal: not a git repository")).toBeUndefined()
+    expect(compiled.test("src/a.c:12:5: error: expected ';'")?.id).toBe("compiler-diagnostic")
+    expect(compiled.test("tests/test_money.py:12: AssertionError")).toBeUndefined()
+  })
+
+  it("passing tests whose ids say error are not failures", () => {
+    expect(compiled.test("tests/test_log.py::test_accepts_log_level[error] PASSED    [ 22%]")).toBeUndefined()
+    expect(compiled.test("tests/test_log.py::test_accepts_log_level[error] FAILED    [ 22%]")?.id).toBe("test-fail-label")
+  })
+
+  it("lines of a diff's hunks, a fenced block and a commit message quote; the same lines outside them report", () => {
+    const quoted = [
+      "commit 0123456789abcdef0123456789abcdef01234567",
+      "Author: Dev <dev@example.com>",
+      "Date:   Mon Apr 1 09:00:00 2024 +0000",
+      "",
+      "    TypeError: explained in the message",
+      "",
+      "diff --git a/docs/x.md b/docs/x.md",
+      "--- a/docs/x.md",
+      "+++ b/docs/x.md",
+      "@@ -1,2 +1,4 @@",
+      " context",
+      "+fatal: not a git repository",
+      "+Segmentation fault (core dumped)",
+      " context",
+      "```",
+      "npm error code ELIFECYCLE",
+      "```"
+    ]
+    const text = [...filler(1, 100), ...quoted, ...filler(200, 100)].join("\n")
+    expect(Salience.find(text).total).toBe(0)
+    const after = [...filler(1, 100), ...quoted, "fatal: not a git repository", ...filler(200, 100)].join("\n")
+    expect(Salience.find(after).lines.map((l) => l.line)).toEqual([118])
+  })
+
+  it("a line's colour codes do not hide it", () => {
+    const line = "\x1b[96msrc/a.ts\x1b[0m:\x1b[93m3\x1b[0m:\x1b[93m7\x1b[0m - \x1b[91merror\x1b[0m\x1b[90m TS2322: \x1b[0mType 'string' is not assignable"
+    const found = Salience.find([...filler(1, 10), line].join("\n"))
+    expect(found.lines[0]!.text).toBe("src/a.ts:3:7 - error TS2322: Type 'string' is not assignable")
+  })
+})
+
+describe("Preview: a fair share for the section", () => {
+  // like `git log -p` before quoting was understood: every line a claim
+  const claims = Array.from({ length: 3000 }, (_, i) => `src/unit${i}.c:${i}:1: error: unit ${i} failed`)
+  const text = claims.join("\n") + "\n"
+  const found = Salience.find(text)
+  const compiled = Salience.compile()
+  const input = (exitCode: number): Preview.PreviewInput => ({
+    exitCode,
+    head: text.slice(0, 8000),
+    headIsWhole: false,
+    tail: text.slice(-8000),
+    tailAtLineStart: false,
+    totalLines: claims.length,
+    totalBytes: Utf8.byteLength(text),
+    saved: "2026-09-04T01-02-03-000Z-a1b2c3.log",
+    maxChars: 2000,
+    salient: { lines: found.lines, total: found.total, grep: compiled.grepPattern(found.rules) }
+  })
+  const sectionOf = (p: Preview.Preview) => {
+    const rows = p.text.split("\n")
+    const at = rows.findIndex((r) => r.startsWith("[Lines that"))
+    let end = at + 1
+    while (end < rows.length && /^\d+: /.test(rows[end]!)) end++
+    return rows.slice(at, end)
+  }
+
+  it("takes at most half the preview when the command failed, its search hint included", () => {
+    const p = Preview.make(input(1))
+    const section = sectionOf(p)
+    const used = section.reduce((n, r) => n + [...r].length + 1, 0)
+    expect(used).toBeLessThanOrEqual(1000)
+    expect(section.length).toBeGreaterThan(3)
+    // the head and the tail keep lines of their own
+    expect(p.ranges.reduce((n, r) => n + r.to - r.from + 1, 0)).toBeGreaterThanOrEqual(8)
+    expect(section[0]).toContain("Find all: grepSpill(")
+    expect([...p.text].length).toBeLessThanOrEqual(2000)
+  })
+
+  it("a long search pattern gives way to the rules' literals, and a hint too long for the share is left out", () => {
+    expect(compiled.grepPattern(["panic"])).toBe(Salience.defaultRules.find((r) => r.id === "panic")!.pattern.source)
+    expect(compiled.grepPattern(["make-error", "make-not-remade", "compiler-diagnostic"])).toBe("error|\\*\\*\\*|not remade")
+    const all = compiled.grepPattern(Salience.defaultRules.map((r) => r.id))
+    const p = Preview.make({ ...input(1), salient: { lines: found.lines, total: found.total, grep: all } })
+    expect(p.text).not.toContain("Find all")
+    expect(sectionOf(p).length).toBeGreaterThan(3)
+  })
+
+  it("on exit 0 the section is shown after the tail, within a quarter", () => {
+    const p = Preview.make(input(0))
+    const rows = p.text.split("\n")
+    const section = sectionOf(p)
+    expect(section[0]).toContain("though the command exited 0")
+    expect(rows.indexOf(section[0]!)).toBeGreaterThan(rows.findIndex((r) => r.startsWith("[Showing lines")))
+    expect(section.reduce((n, r) => n + [...r].length + 1, 0)).toBeLessThanOrEqual(500)
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { makeAnchorScan } from "@spillway/core/internal/secrets/anchors"
+import { makeAnchorScan } from "../src/internal/secrets/anchors.js"
 import { FastCheck as fc } from "effect"
 
 // The anchor scan finds every occurrence of every anchor exactly once, at

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { sampleToken, tokenFormats } from "@spillway/core/internal/secrets/providers"
+import { sampleToken, tokenFormats } from "../src/internal/secrets/providers.js"
 import * as Secrets from "@spillway/core/Secrets"
 
 // A generated corpus: credentials in the formats providers document, and

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { sampleToken, type TokenFormat, tokenFormats } from "@spillway/core/internal/secrets/providers"
+import { sampleToken, type TokenFormat, tokenFormats } from "../src/internal/secrets/providers.js"
 import * as Secrets from "@spillway/core/Secrets"
 
 // Example credentials are generated here (seeded) or built by concatenation,

@@ -1,42 +1,25 @@
 /**
- * Runs one child process and hands its output on as it arrives, with stdout
- * and stderr merged in arrival order and stdin closed. Built for throughput:
- * both pipes are read in flowing mode into a bounded queue that the consumer
- * drains in batches, which is about three times faster than reading them as
- * two pull-based streams.
+ * The child runner on Node, built for throughput: both pipes are read in
+ * flowing mode into a bounded queue that the consumer drains in batches,
+ * about three times faster than reading them as two pull-based streams,
+ * which is what keeps `spillway run` and job spools near disk speed. The
+ * child runs in a process group of its own; signals go to the group.
  *
  * @since 0.1.0
  */
-import { Data, Duration, Effect } from "effect"
+import { Child } from "@spillway/core"
+import { Deferred, Duration, Effect, Layer, Option } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-/** The command could not be started (not found, not executable, ...). */
-export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly command: string; readonly reason: string }> {
-  override get message() {
-    return `cannot start ${this.command}: ${this.reason}`
-  }
-}
-
-/** How a command is run. */
-export interface RunOptions {
-  /** How long an interrupted command gets after SIGTERM before SIGKILL; 3 seconds by default. */
-  readonly killGrace?: Duration.DurationInput
+/** How the queue between the pipes and the consumer is bounded. */
+export interface Options {
   /** Most bytes read ahead of the consumer before the pipes are paused; 4 MiB by default. */
   readonly maxQueuedBytes?: number
-  /** Largest batch handed to `onOutput`; 1 MiB by default. */
+  /** Largest batch handed to the consumer; 1 MiB by default. */
   readonly maxBatchBytes?: number
-  /**
-   * Gives the command one pipe for both stdout and stderr (as `2>&1` does),
-   * so their lines keep the order the command wrote them in; by default
-   * they are two pipes, merged in the order they are read. The command is
-   * found on PATH first, so that one that does not exist is still a SpawnError.
-   */
-  readonly mergeStderr?: boolean
-  /** Called once the command runs, with a way to signal its process group (to pass on a Ctrl-C, say). */
-  readonly onSpawn?: (signal: (name: NodeJS.Signals) => void) => void
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
@@ -56,137 +39,180 @@ export const findExecutable = (command: string, path: string | undefined = proce
   return undefined
 }
 
-/** An exit status as a shell reports it: the code, or 128+N when signal N ended the process. */
-export const statusOf = (code: number | null, signal: NodeJS.Signals | null): number => {
-  if (code !== null) return code
-  const n = signal !== null ? Os.constants.signals[signal] : undefined
-  return n !== undefined ? 128 + n : 1
+const numbers = Os.constants.signals as unknown as Readonly<Record<string, number>>
+
+/** An exit status as a shell reports it, with this platform's signal numbers. */
+export const statusOf = (code: number | null, signal: string | null): Child.ExitStatus => Child.exitStatus(code, signal, numbers)
+
+/** What the pipes have delivered that the consumer has not taken yet, and how the child stands. */
+interface Pipes {
+  queue: Array<Buffer>
+  queued: number
+  /** Pipes still open (stdout, stderr). */
+  open: number
+  wake: (() => void) | undefined
+  exited: { code: number | null; signal: string | null } | undefined
+  /** When reading stops although a pipe is still open (the exit plus the drain grace), once the exit is seen. */
+  drainDeadline: number | undefined
+}
+
+const notify = (p: Pipes) => {
+  const w = p.wake
+  p.wake = undefined
+  w?.()
 }
 
 /**
- * Runs `file` with `args` in a process group of its own, feeding its output
- * to `onOutput`, and returns its exit status. Interrupting the effect sends
- * SIGTERM to the group, then SIGKILL after the grace period.
+ * Starts the child in a process group of its own, its pipes in flowing mode
+ * into the queue, paused past `maxQueued`. Listeners go on before the fiber
+ * resumes, so no early output or exit is missed.
  */
-export const run = <E, R>(
-  file: string,
-  args: ReadonlyArray<string>,
-  onOutput: (chunk: Uint8Array) => Effect.Effect<void, E, R>,
-  options: RunOptions = {}
-): Effect.Effect<number, SpawnError | E, R> =>
-  Effect.gen(function*() {
-    const maxQueued = options.maxQueuedBytes ?? 4 * 1024 * 1024
-    const maxBatch = options.maxBatchBytes ?? 1024 * 1024
-    let queue: Array<Buffer> = []
-    let queued = 0
-    let open = 2
-    let wake: (() => void) | undefined
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
-    const notify = () => {
-      const w = wake
-      wake = undefined
-      w?.()
+const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
+  Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
+    const argv = Child.mergedArgv(spec)
+    const c = ChildProcess.spawn(argv[0], argv.slice(1), {
+      stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe"],
+      detached: true,
+      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+      ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
+    })
+    const onData = (chunk: Buffer) => {
+      p.queue.push(chunk)
+      p.queued += chunk.length
+      if (p.queued >= maxQueued) {
+        c.stdout!.pause()
+        c.stderr!.pause()
+      }
+      notify(p)
     }
-    let argv: ReadonlyArray<string> = [file, ...args]
-    if (options.mergeStderr) {
-      if (findExecutable(file) === undefined) {
-        return yield* new SpawnError({ command: file, reason: "not found (no such file, and not on PATH)" })
-      }
-      // the shell points its stderr at the stdout pipe, then becomes the command
-      argv = ["/bin/sh", "-c", "exec 2>&1; exec \"$@\"", "sh", file, ...args]
+    for (const s of [c.stdout!, c.stderr!]) {
+      s.on("data", onData)
+      // say so in the output itself rather than lose the rest silently; "close" follows
+      s.once("error", (e) => onData(Buffer.from(`\n[spillway: reading the command's output failed: ${e.message}]\n`)))
+      s.once("close", () => {
+        p.open--
+        notify(p)
+      })
     }
-    // Listeners go on before the fiber resumes, so no early output or exit is missed.
-    const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
-      const c = ChildProcess.spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], detached: true })
-      const onData = (chunk: Buffer) => {
-        queue.push(chunk)
-        queued += chunk.length
-        if (queued >= maxQueued) {
-          c.stdout!.pause()
-          c.stderr!.pause()
-        }
-        notify()
-      }
-      for (const s of [c.stdout!, c.stderr!]) {
-        s.on("data", onData)
-        // say so in the output itself rather than lose the rest silently; "close" follows
-        s.once("error", (e) => onData(Buffer.from(`\n[spillway: reading the command's output failed: ${e.message}]\n`)))
-        s.once("close", () => {
-          open--
-          notify()
-        })
-      }
-      c.once("exit", (code, signal) => {
-        exit = { code, signal }
-        notify()
-      })
-      c.once("error", (e) => resume(Effect.fail(new SpawnError({ command: file, reason: e.message }))))
-      c.once("spawn", () => resume(Effect.succeed(c)))
+    c.stdin?.on("error", () => undefined)
+    c.once("exit", (code, signal) => {
+      p.exited = { code, signal }
+      notify(p)
     })
-    const stdout = child.stdout!
-    const stderr = child.stderr!
-    options.onSpawn?.((name) => {
-      try {
-        process.kill(-child.pid!, name)
-      } catch {
-        // the group is gone already
-      }
-    })
-
-    // what has arrived, in batches of at most maxBatch bytes; empty once both pipes closed
-    const take = Effect.async<Array<Buffer>>((resume) => {
-      const give = (): void => {
-        // woken by one pipe closing while the other is still open: keep waiting
-        if (queue.length === 0 && open > 0) {
-          wake = give
-          return
-        }
-        const out: Array<Buffer> = []
-        let size = 0
-        let taken = 0
-        while (taken < queue.length && size + queue[taken]!.length <= maxBatch) size += queue[taken++]!.length
-        if (taken === 0 && queue.length > 0) size = queue[taken++]!.length
-        const batch = queue.slice(0, taken)
-        queue = queue.slice(taken)
-        queued -= size
-        if (batch.length > 0) out.push(batch.length === 1 ? batch[0]! : Buffer.concat(batch, size))
-        if (queued < maxQueued) {
-          stdout.resume()
-          stderr.resume()
-        }
-        resume(Effect.succeed(out))
-      }
-      give()
-    })
-
-    const kill = (signal: NodeJS.Signals) =>
-      Effect.sync(() => {
-        try {
-          process.kill(-child.pid!, signal)
-        } catch {
-          // the group is gone already
-        }
-      })
-    const exited = Effect.async<void>((resume) => {
-      if (exit !== undefined) return resume(Effect.void)
-      child.once("exit", () => resume(Effect.void))
-    })
-
-    return yield* Effect.gen(function*() {
-      while (true) {
-        const batch = yield* take
-        if (batch.length === 0) break
-        for (const chunk of batch) yield* onOutput(chunk)
-      }
-      yield* exited
-      return statusOf(exit!.code, exit!.signal)
-    }).pipe(
-      Effect.onInterrupt(() =>
-        kill("SIGTERM").pipe(
-          Effect.zipRight(exited.pipe(Effect.interruptible, Effect.timeout(options.killGrace ?? "3 seconds"))),
-          Effect.catchAll(() => Effect.zipRight(kill("SIGKILL"), exited)),
-          Effect.ignore
-        )
-      )
-    )
+    c.once("error", (e) => resume(Effect.fail(new Child.SpawnFailed({ command: shown, reason: e.message }))))
+    c.once("spawn", () => resume(Effect.succeed(c)))
   })
+
+/** What has arrived, in batches of at most `maxBatch` bytes; empty once both pipes closed (or the drain grace passed). */
+const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
+  Effect.async<Array<Buffer>>((resume) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const give = (): void => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      const graceOver = p.drainDeadline !== undefined && Date.now() >= p.drainDeadline
+      if (p.queue.length === 0 && p.open > 0 && !graceOver) {
+        p.wake = give
+        if (p.exited !== undefined) {
+          p.drainDeadline ??= Date.now() + limits.drainGraceMillis
+          timer = setTimeout(give, Math.max(0, p.drainDeadline - Date.now()))
+        }
+        return
+      }
+      let size = 0
+      let taken = 0
+      while (taken < p.queue.length && size + p.queue[taken]!.length <= limits.maxBatch) size += p.queue[taken++]!.length
+      if (taken === 0 && p.queue.length > 0) size = p.queue[taken++]!.length
+      const batch = p.queue.slice(0, taken)
+      p.queue = p.queue.slice(taken)
+      p.queued -= size
+      if (p.queued < limits.maxQueued) {
+        child.stdout!.resume()
+        child.stderr!.resume()
+      }
+      resume(Effect.succeed(batch.length === 0 ? [] : [batch.length === 1 ? batch[0]! : Buffer.concat(batch, size)]))
+    }
+    give()
+    return Effect.sync(() => {
+      if (timer !== undefined) clearTimeout(timer)
+      p.wake = undefined
+    })
+  })
+
+/** The runner on Node. */
+export const make = (options: Options = {}): Child.Service => ({
+  start: (spec, onOutput, timing = {}) =>
+    Effect.gen(function*() {
+      const limits = {
+        maxQueued: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+        maxBatch: options.maxBatchBytes ?? 1024 * 1024,
+        drainGraceMillis: timing.drainGraceMillis ?? 2000
+      }
+      const killGrace = Duration.millis(timing.killGraceMillis ?? 3000)
+      const shown = spec.shell === true ? spec.command : [spec.command, ...(spec.args ?? [])].join(" ")
+      if (spec.mergeStderr === true && spec.shell !== true && findExecutable(spec.command) === undefined) {
+        return yield* new Child.SpawnFailed({ command: shown, reason: "not found (no such file, and not on PATH)" })
+      }
+      const p: Pipes = { queue: [], queued: 0, open: 2, wake: undefined, exited: undefined, drainDeadline: undefined }
+      const child = yield* spawn(spec, shown, p, limits.maxQueued)
+      const groupSignal = (name: string) =>
+        Effect.sync(() => {
+          try {
+            process.kill(-child.pid!, name as NodeJS.Signals)
+          } catch {
+            // the group is gone already
+          }
+        })
+      const exitSeen = Effect.async<void>((resume) => {
+        if (p.exited !== undefined) return resume(Effect.void)
+        child.once("exit", () => resume(Effect.void))
+      })
+      const ended = yield* Deferred.make<Child.ExitStatus>()
+      const stop = Effect.gen(function*() {
+        if (p.exited !== undefined) return
+        yield* groupSignal("SIGTERM")
+        // interruptible, so that the grace ends even when stopping runs as a finalizer
+        const gone = yield* exitSeen.pipe(Effect.interruptible, Effect.timeout(killGrace), Effect.option)
+        if (Option.isNone(gone)) {
+          yield* groupSignal("SIGKILL")
+          yield* exitSeen
+        }
+      })
+      const scope = yield* Effect.scope
+      yield* Effect.addFinalizer(() => stop)
+      yield* Effect.gen(function*() {
+        for (;;) {
+          const batch = yield* take(p, child, limits)
+          if (batch.length === 0) break
+          for (const chunk of batch) yield* onOutput(chunk)
+        }
+        yield* exitSeen
+        // past the drain grace, whatever still holds the pipes is not waited for
+        child.stdout!.destroy()
+        child.stderr!.destroy()
+        child.stdin?.destroy()
+        yield* Deferred.succeed(ended, statusOf(p.exited!.code, p.exited!.signal))
+      }).pipe(Effect.forkIn(scope))
+      return {
+        pid: child.pid!,
+        signal: groupSignal,
+        writeStdin: (bytes) =>
+          child.stdin === null || child.stdin.destroyed || child.stdin.writableEnded
+            ? Effect.succeed(false)
+            : Effect.async<boolean>((resume) => {
+              child.stdin!.write(bytes, () => resume(Effect.succeed(true)))
+            }),
+        closeStdin: Effect.sync(() => {
+          if (child.stdin === null || child.stdin.destroyed || child.stdin.writableEnded) return false
+          child.stdin.end()
+          return true
+        }),
+        isRunning: Effect.sync(() => p.exited === undefined),
+        exit: Deferred.await(ended),
+        terminate: Effect.zipRight(stop, Deferred.await(ended))
+      } satisfies Child.Running
+    })
+})
+
+/** The Node runner as the `ChildRunner` service. */
+export const layer = (options: Options = {}): Layer.Layer<Child.ChildRunner> => Layer.succeed(Child.ChildRunner, make(options))

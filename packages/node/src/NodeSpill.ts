@@ -1,32 +1,40 @@
 /**
  * The spill profile wired to the real file system: `SpillWrite` and
- * `SpillRead` over the spill directory, with secret masking from the default
- * rules and the environment's secret values, and a policy that allows
- * everything unless a host provides its own.
+ * `SpillRead` over the body store in the spill directory, masking the
+ * default rules plus the environment's secrets, a policy that allows
+ * everything unless a host provides its own, and the caller from the
+ * environment (`SPILLWAY_OWNER` on `SPILLWAY_CHANNEL`) unless a host provides
+ * one per request.
  *
  * @since 0.1.0
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { Access, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { Layer } from "effect"
-import * as NodeSpillStore from "./NodeSpillStore.js"
+import * as NodeBodies from "./NodeBodies.js"
 
 /** Where the spill directory is and the profile's limits. */
-export interface Options extends Spill.Options {
-  readonly directory?: string | undefined
-}
+export interface Options extends Spill.Options, NodeBodies.Options {}
 
-/** The store on the real file system. */
-export const store = (options: Options = {}) =>
-  NodeSpillStore.layer({ directory: options.directory }).pipe(Layer.provide(NodeFileSystem.layer))
+const caller = Layer.sync(Access.CurrentCaller, () => NodeBodies.callerFromEnv("cli"))
 
-/** Both capabilities, with the host's own `SpillPolicy` and `Secrets` left to provide. */
-export const layerWithout = (options: Options = {}) => Spill.layer(options).pipe(Layer.provide(store(options)))
+/** Both capabilities and the caller from the environment, with the policy, the masker and the authorizer left to the host. */
+export const layerWithout = (
+  options: Options = {}
+): Layer.Layer<Spill.SpillWrite | Spill.SpillRead | Access.CurrentCaller, never, SpillPolicy.SpillPolicy | Secrets.Secrets | Access.Authorizer> =>
+  Layer.mergeAll(Spill.layer(options), caller).pipe(Layer.provide(NodeBodies.layerWithout(options)), Layer.orDie)
 
-/** Both capabilities with an allow-all policy and masking of default rules plus the environment's secrets. */
-export const layer = (options: Options = {}): Layer.Layer<Spill.SpillWrite | Spill.SpillRead> =>
-  layerWithout(options).pipe(Layer.provide(SpillPolicy.allowAll), Layer.provide(Secrets.layerFromEnv))
+/** Both capabilities with an allow-all policy, the environment's secrets masked and the caller from the environment. */
+export const layer = (options: Options = {}): Layer.Layer<Spill.SpillWrite | Spill.SpillRead | Access.CurrentCaller> =>
+  Layer.mergeAll(Spill.layer(options), caller).pipe(
+    Layer.provide(NodeBodies.layer(options)),
+    Layer.provide(SpillPolicy.allowAll),
+    Layer.orDie
+  )
 
 /** Reading alone: a program that needs `SpillWrite` does not compile against this layer. */
-export const layerRead = (options: Options = {}): Layer.Layer<Spill.SpillRead> =>
-  Spill.layerRead(options).pipe(Layer.provide(store(options)), Layer.provide(SpillPolicy.allowAll))
+export const layerRead = (options: Options = {}): Layer.Layer<Spill.SpillRead | Access.CurrentCaller> =>
+  Layer.mergeAll(Spill.layerRead(options), caller).pipe(
+    Layer.provide(NodeBodies.layer(options)),
+    Layer.provide(SpillPolicy.allowAll),
+    Layer.orDie
+  )

@@ -8,9 +8,7 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { ManifestStore } from "@spillway/core"
+import { Errors } from "@spillway/core"
 import { Effect, Redacted } from "effect"
 import type { Scope } from "effect"
 import * as Fs from "node:fs"
@@ -25,13 +23,15 @@ export const urlFromEnv = (): string | undefined => {
   return url !== undefined && url !== "" ? url : undefined
 }
 
-/** A PostgreSQL client for a URL; a server that cannot be reached is a ManifestStoreError saying where. */
-export const pgClient = (url: string): Effect.Effect<SqlClient.SqlClient, ManifestStore.ManifestStoreError, Scope.Scope> =>
-  PgClient.make({ url: Redacted.make(url), maxConnections: 4 }).pipe(
+/** A PostgreSQL client for a URL; a server that cannot be reached is a StoreFailed saying where. */
+export const pgClient = (url: string): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
+  // loaded when first needed, so that a program that never opens a database never loads a driver
+  Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
+    Effect.flatMap((PgClient) => PgClient.make({ url: Redacted.make(url), maxConnections: 4 })),
     Effect.provide(Reactivity.layer),
     Effect.mapError((e) =>
-      new ManifestStore.ManifestStoreError({
-        operation: "open",
+      new Errors.StoreFailed({
+        operation: "manifest open",
         reason: `cannot reach PostgreSQL at ${url.replace(/\/\/[^@/]*@/, "//")}: ${e.message}`
       })
     )
@@ -48,7 +48,7 @@ const messageOf = (u: unknown): string => {
   return u === undefined ? "unknown error" : String(u)
 }
 
-const openError = (e: unknown) => new ManifestStore.ManifestStoreError({ operation: "open", reason: messageOf(e) })
+const openError = (e: unknown) => new Errors.StoreFailed({ operation: "manifest open", reason: messageOf(e) })
 
 /** Creates the database file and its directory if missing, and keeps the file to its owner. */
 const prepareFile = (filename: string) =>
@@ -67,12 +67,13 @@ const prepareFile = (filename: string) =>
 
 /**
  * A SQLite client on a file (created with its directory if missing, mode
- * 0600), or `:memory:`; a file that is no database is a ManifestStoreError.
+ * 0600), or `:memory:`; a file that is no database is a StoreFailed.
  */
-export const sqliteClient = (filename: string): Effect.Effect<SqlClient.SqlClient, ManifestStore.ManifestStoreError, Scope.Scope> =>
+export const sqliteClient = (filename: string): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
   Effect.gen(function*() {
     if (filename !== ":memory:") yield* prepareFile(filename)
     // better-sqlite3 throws when it cannot open the file or finds no database in it
+    const SqliteClient = yield* Effect.promise(() => import("@effect/sql-sqlite-node/SqliteClient"))
     return yield* SqliteClient.make({ filename }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.catchAllDefect((defect) => Effect.fail(openError(defect)))
@@ -80,7 +81,7 @@ export const sqliteClient = (filename: string): Effect.Effect<SqlClient.SqlClien
   })
 
 /** A client for a location: PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
-export const clientFor = (location: string): Effect.Effect<SqlClient.SqlClient, ManifestStore.ManifestStoreError, Scope.Scope> =>
+export const clientFor = (location: string): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
   isPostgresUrl(location) ? pgClient(location) : sqliteClient(location)
 
 /** Builds a store over a client. */

@@ -1,7 +1,6 @@
-import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cursor, Evidence, ManifestStore, Secrets, Spill } from "@spillway/core"
-import { NodeEvidence, NodeSpillStore } from "@spillway/node"
+import { Access, Body, Cursor, Evidence, Manifests, Retention, Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeBodyFiles, NodeEvidence } from "@spillway/node"
 import { ConfigProvider, Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -13,19 +12,26 @@ const KEY = new Uint8Array(32).fill(7)
 
 /** Reads whether the reader named "revoked" is still allowed, so a test can take access away. */
 let revoked = false
-const authorizer = Layer.succeed(Evidence.EvidenceAuthorizer, {
-  canRead: (reader, manifest) => Effect.succeed(reader === manifest.owner && !(revoked && reader === "revoked"))
-})
+const authorizer = Access.fromFunction((caller) => !(revoked && caller.owner === "revoked"))
 
-const layer = (directory: string, options: Evidence.Options = {}, manifests = ManifestStore.layerMemory) =>
-  Evidence.layer(options).pipe(
-    Layer.provide(NodeSpillStore.layer({ directory })),
-    Layer.provide(NodeFileSystem.layer),
-    Layer.provide(manifests),
-    Layer.provide(Secrets.layer({ knownValues: ["hunter2-hunter2"] })),
-    Layer.provide(Cursor.layerKey(KEY)),
-    Layer.provide(authorizer)
+/** A reader, from its name. */
+const as = (owner: string): Access.Caller => ({ owner, channel: "conversation" })
+
+/** The body store of a directory, with manifests in memory. */
+const bodies = (directory: string, pools: Record<string, Retention.Pool> = {}) =>
+  Body.layer.pipe(
+    Layer.provide(Layer.mergeAll(
+      NodeBodyFiles.layer({ directory }),
+      Manifests.layerMemory,
+      Retention.layer(pools),
+      Secrets.layer({ knownValues: ["hunter2-hunter2"] }),
+      authorizer
+    )),
+    Layer.orDie
   )
+
+const layer = (directory: string, options: Evidence.Options = {}, pools: Record<string, Retention.Pool> = {}) =>
+  Layer.provideMerge(Evidence.layer(options), Layer.merge(bodies(directory, pools), Cursor.layerKey(KEY)))
 
 /** A text page (not a search page). */
 const textPage = <E, R>(effect: Effect.Effect<Evidence.Page | Evidence.SearchResults, E, R>) =>
@@ -41,7 +47,7 @@ const readAll = (first: Evidence.First, reader: string) =>
     let cursor = first.next_cursor
     const sizes: Array<number> = []
     while (cursor !== undefined) {
-      const page = yield* textPage(Evidence.getToolOutput(cursor, reader))
+      const page = yield* textPage(Evidence.getToolOutput(cursor, as(reader)))
       sizes.push([...JSON.stringify(page)].length)
       if (page.truncated) expect(page.content.length).toBeGreaterThan(0)
       out += page.content
@@ -123,19 +129,19 @@ describe("Evidence", () => {
         const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
         const cursor = r.first.next_cursor!
         yield* TestClock.adjust("23 hours")
-        yield* Evidence.getToolOutput(cursor, "alice")
+        yield* Evidence.getToolOutput(cursor, as("alice"))
         yield* TestClock.adjust("59 minutes")
         yield* TestClock.adjust("59999 millis")
-        yield* Evidence.getToolOutput(cursor, "alice")
+        yield* Evidence.getToolOutput(cursor, as("alice"))
         yield* TestClock.adjust("1 millis")
-        const expired = yield* Effect.flip(Evidence.getToolOutput(cursor, "alice"))
-        expect(expired._tag).toBe("EvidenceExpired")
+        const expired = yield* Effect.flip(Evidence.getToolOutput(cursor, as("alice")))
+        expect(expired._tag).toBe("Expired")
         expect(r.first.expires_at).toBe(new Date(24 * 60 * 60 * 1000).toISOString())
         expect(Fs.readdirSync(directory).filter((f) => !f.startsWith("."))).toEqual([r.evidence])
         expect(yield* Evidence.sweep).toBe(1)
         expect(Fs.readdirSync(directory)).toEqual([])
-        const gone = yield* Effect.flip(Evidence.getToolOutput(cursor, "alice"))
-        expect(gone._tag).toBe("EvidenceNotFound")
+        const gone = yield* Effect.flip(Evidence.getToolOutput(cursor, as("alice")))
+        expect(gone._tag).toBe("NotFound")
       }).pipe(Effect.provide(layer(directory)))
     }))
 
@@ -148,19 +154,31 @@ describe("Evidence", () => {
       yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: big })
       const refused = yield* Effect.flip(Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: big }))
       expect(refused._tag).toBe("QuotaExceeded")
-      expect(refused.message).toContain("10000-byte quota")
-    }).pipe(Effect.provide(layer(tempDir(), { maxResultBytes: 6000, maxRetainedBytes: 10_000 }))))
+      expect(refused.message).toContain("10000-byte evidence quota")
+    }).pipe(Effect.provide(layer(tempDir(), { maxResultBytes: 6000 }, { evidence: { bytes: 10_000, ttlMillis: 24 * 3600_000 } }))))
+
+  it.effect("never keeps more than the quota, however many retentions run at once", () =>
+    Effect.gen(function*() {
+      const body = "y".repeat(4 * 1024 - 1) + "\n"
+      const results = yield* Effect.all(
+        Array.from({ length: 20 }, () => Effect.either(Evidence.retain({ owner: "alice", tool: "run", status: "ok", body }))),
+        { concurrency: "unbounded" }
+      )
+      const kept = results.filter((r) => r._tag === "Right")
+      expect(kept.length).toBe(16)
+      for (const r of results) if (r._tag === "Left") expect(r.left._tag).toBe("QuotaExceeded")
+    }).pipe(Effect.provide(layer(tempDir(), {}, { evidence: { bytes: 64 * 1024 } }))))
 
   it.effect("checks the reader on every read: another principal, or one whose access was revoked, is refused", () =>
     Effect.gen(function*() {
       revoked = false
       const r = yield* Evidence.retain({ owner: "revoked", tool: "run", status: "ok", body: lines(3000) })
-      const page = yield* textPage(Evidence.getToolOutput(r.first.next_cursor!, "revoked"))
+      const page = yield* textPage(Evidence.getToolOutput(r.first.next_cursor!, as("revoked")))
       expect(page.content.length).toBeGreaterThan(0)
-      const other = yield* Effect.flip(Evidence.getToolOutput(r.first.next_cursor!, "mallory"))
+      const other = yield* Effect.flip(Evidence.getToolOutput(r.first.next_cursor!, as("mallory")))
       expect(other._tag).toBe("AccessDenied")
       revoked = true
-      const later = yield* Effect.flip(Evidence.getToolOutput(page.next_cursor!, "revoked"))
+      const later = yield* Effect.flip(Evidence.getToolOutput(page.next_cursor!, as("revoked")))
       expect(later._tag).toBe("AccessDenied")
       revoked = false
     }).pipe(Effect.provide(layer(tempDir()))))
@@ -172,18 +190,18 @@ describe("Evidence", () => {
       // change one character in the middle of the signature
       const at = cursor.length - 10
       const tampered = yield* Effect.flip(
-        Evidence.getToolOutput(cursor.slice(0, at) + (cursor[at] === "A" ? "B" : "A") + cursor.slice(at + 1), "alice")
+        Evidence.getToolOutput(cursor.slice(0, at) + (cursor[at] === "A" ? "B" : "A") + cursor.slice(at + 1), as("alice"))
       )
       expect(tampered).toMatchObject({ _tag: "CursorError", reason: "tampered" })
-      const truncated = yield* Effect.flip(Evidence.getToolOutput(cursor.slice(0, 20), "alice"))
+      const truncated = yield* Effect.flip(Evidence.getToolOutput(cursor.slice(0, 20), as("alice")))
       expect(truncated._tag).toBe("CursorError")
       const foreign = yield* Cursor.encode({ tool: "manage_process", evidence: r.evidence, offset: 0, unit: "byte" }).pipe(
         Effect.provide(Cursor.layerKey(KEY))
       )
-      expect(yield* Effect.flip(Evidence.getToolOutput(foreign, "alice"))).toMatchObject({ reason: "foreign-tool" })
+      expect(yield* Effect.flip(Evidence.getToolOutput(foreign, as("alice")))).toMatchObject({ reason: "foreign-tool" })
       const unknown = yield* Cursor.encode({ tool: Evidence.TOOL, evidence: "2026-01-01T00-00-00-000Z-000000.log", offset: 0, unit: "code_point" })
         .pipe(Effect.provide(Cursor.layerKey(KEY)))
-      expect((yield* Effect.flip(Evidence.getToolOutput(unknown, "alice")))._tag).toBe("EvidenceNotFound")
+      expect((yield* Effect.flip(Evidence.getToolOutput(unknown, as("alice"))))._tag).toBe("NotFound")
     }).pipe(Effect.provide(layer(tempDir()))))
 
   it("survives a restart: a new layer over the same directory serves the same evidence from the same cursor", async () => {
@@ -194,15 +212,15 @@ describe("Evidence", () => {
       )
     )
     const before = await Effect.runPromise(
-      Evidence.getToolOutput(first.first.next_cursor!, "alice").pipe(Effect.provide(NodeEvidence.layer({ directory })))
+      Evidence.getToolOutput(first.first.next_cursor!, as("alice")).pipe(Effect.provide(NodeEvidence.layer({ directory })))
     )
     // a new process would build the layer again: same manifests file, same key file
     const after = await Effect.runPromise(
-      Evidence.getToolOutput(first.first.next_cursor!, "alice").pipe(Effect.provide(NodeEvidence.layer({ directory })))
+      Evidence.getToolOutput(first.first.next_cursor!, as("alice")).pipe(Effect.provide(NodeEvidence.layer({ directory })))
     )
     expect(after).toEqual(before)
     expect(after.status).toBe("exit 2")
-    expect(Fs.statSync(Path.join(directory, ".evidence", "cursor.key")).mode & 0o777).toBe(0o600)
+    expect(Fs.statSync(Path.join(directory, ".cursor.key")).mode & 0o777).toBe(0o600)
     // readSpill reaches the same body by its file name
     expect(Fs.existsSync(Path.join(directory, first.evidence))).toBe(true)
   })
@@ -240,7 +258,7 @@ describe("Evidence", () => {
           if (!m.fragment || m.fragment.to === m.fragment.of) seen.push(m.rank)
         }
         if (page.next_cursor === undefined) break
-        const next = yield* Evidence.getToolOutput(page.next_cursor, "alice")
+        const next = yield* Evidence.getToolOutput(page.next_cursor, as("alice"))
         if (!("summary" in next)) throw new Error("expected a search page")
         page = next
       }
@@ -248,31 +266,22 @@ describe("Evidence", () => {
       expect(fragments.join("")).toBe("long ".repeat(6000))
     }).pipe(Effect.provide(layer(tempDir()))))
 
-  it("lets the authorizer guard reads by file name too, when both profiles share the directory", async () => {
-    const directory = tempDir()
-    // one manifest store, shared by the evidence profile and the policy
-    const manifests = ManifestStore.layerMemory
-    const shared = Layer.mergeAll(
-      layer(directory, {}, manifests),
-      manifests,
-      authorizer
-    )
-    await Effect.runPromise(Effect.gen(function*() {
+  it.effect("reads by file name ask the same access check as reads by cursor: another owner and expired output are refused", () =>
+    Effect.gen(function*() {
       const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: lines(3000) })
       const readAs = (reader: string) =>
-        Spill.readSpill(r.evidence, { limit: 1 }).pipe(
-          Effect.provide(Spill.layerRead().pipe(
-            Layer.provide(NodeSpillStore.layer({ directory })),
-            Layer.provide(NodeFileSystem.layer),
-            Layer.provide(Evidence.spillPolicyFor(reader))
-          ))
-        )
+        Spill.readSpill(r.evidence, { limit: 1 }).pipe(Effect.provide(Access.layerCaller(as(reader))))
       expect((yield* readAs("alice")).text).toBe("step 1: ok ✓ \n")
+      // the owner's name is in the cursor's payload for anyone to read, and still grants nothing
       const refused = yield* Effect.flip(readAs("mallory"))
-      expect(refused._tag).toBe("SpillPolicyRefused")
-      expect(refused.message).toContain("belongs to another reader")
-    }).pipe(Effect.provide(shared)))
-  })
+      expect(refused._tag).toBe("AccessDenied")
+      yield* TestClock.adjust("25 hours")
+      expect((yield* Effect.flip(readAs("alice")))._tag).toBe("Expired")
+      expect((yield* Effect.flip(Evidence.getToolOutput(r.first.next_cursor!, as("alice"))))._tag).toBe("Expired")
+    }).pipe(
+      Effect.provide(Layer.provideMerge(Spill.layerRead(), SpillPolicy.allowAll)),
+      Effect.provide(layer(tempDir()))
+    ))
 
   it("says a failed save failed, and hands out no cursor", async () => {
     const base = tempDir()
@@ -282,6 +291,6 @@ describe("Evidence", () => {
         Effect.provide(layer(Path.join(base, "file", "sub")))
       )
     )
-    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("RetentionFailed")
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("StoreFailed")
   })
 })

@@ -1,62 +1,158 @@
+import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
+import { Child } from "@spillway/core"
 import { NodeChild } from "@spillway/node"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Fiber, Layer, Ref, Scope } from "effect"
+import * as Fs from "node:fs"
 
-describe("NodeChild.run", () => {
-  it.live("hands on all output in bounded batches, with a slow consumer", () =>
-    Effect.gen(function*() {
-      let total = 0
-      let largest = 0
-      const status = yield* NodeChild.run(
-        "sh",
-        ["-c", "head -c 20000000 /dev/zero; echo done >&2"],
-        (chunk) =>
+const collect = () => {
+  let out = ""
+  return { onOutput: (c: Uint8Array) => Effect.sync(() => void (out += Buffer.from(c).toString())), text: () => out }
+}
+/** True while the process runs; a zombie nobody has reaped yet counts as gone. */
+const alive = (pid: number) => {
+  try {
+    return Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z"
+  } catch {
+    return false
+  }
+}
+
+/** The behaviour every runner shares. */
+const behaviour = (name: string, layer: Layer.Layer<Child.ChildRunner>) =>
+  describe(`${name}: shared behaviour`, () => {
+    it.live("hands on every byte in order to a slow consumer", () =>
+      Effect.gen(function*() {
+        let total = 0
+        const status = yield* Child.run({ command: "sh", args: ["-c", "head -c 20000000 /dev/zero; echo done >&2"] }, (chunk) =>
           Effect.gen(function*() {
             total += chunk.length
-            largest = Math.max(largest, chunk.length)
             yield* Effect.sleep("1 millis")
-          }),
-        { maxBatchBytes: 256 * 1024, maxQueuedBytes: 512 * 1024 }
-      )
-      expect(status).toBe(0)
-      expect(total).toBe(20_000_000 + "done\n".length)
+          }))
+        expect(status).toEqual({ code: 0, signal: null, status: 0 })
+        expect(total).toBe(20_000_000 + "done\n".length)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("reports exit codes, and signals as 128+N", () =>
+      Effect.gen(function*() {
+        const none = () => Effect.void
+        expect((yield* Child.run({ command: "sh", args: ["-c", "exit 7"] }, none)).status).toBe(7)
+        expect(yield* Child.run({ command: "kill -KILL $$", shell: true }, none)).toEqual({ code: null, signal: "SIGKILL", status: 137 })
+        expect((yield* Child.run({ command: "kill -TERM $$", shell: true, mergeStderr: true }, none)).status).toBe(143)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("keeps reading after one pipe closes, and keeps the written order with mergeStderr", () =>
+      Effect.gen(function*() {
+        for (const mergeStderr of [false, true]) {
+          const c = collect()
+          yield* Child.run({ command: "sh", args: ["-c", "exec 2>&-; echo a; sleep 0.2; echo b"], mergeStderr }, c.onOutput)
+          expect(c.text()).toBe("a\nb\n")
+        }
+        const c = collect()
+        yield* Child.run({ command: "for i in 1 2 3 4 5 6 7 8 9; do echo out$i; echo err$i >&2; done", shell: true, mergeStderr: true }, c.onOutput)
+        expect(c.text()).toBe([1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => `out${i}\nerr${i}\n`).join(""))
+      }).pipe(Effect.provide(layer)))
+
+    it.live("closes stdin unless asked for a pipe, which it feeds and closes", () =>
+      Effect.gen(function*() {
+        const closed = collect()
+        expect((yield* Child.run({ command: "cat" }, closed.onOutput)).status).toBe(0)
+        expect(closed.text()).toBe("")
+        const piped = collect()
+        const status = yield* Effect.scoped(Effect.gen(function*() {
+          const runner = yield* Child.ChildRunner
+          const r = yield* runner.start({ command: "cat", stdin: "pipe" }, piped.onOutput)
+          yield* r.writeStdin(new TextEncoder().encode("fed through stdin\n"))
+          yield* r.closeStdin
+          return yield* r.exit
+        }))
+        expect(status.status).toBe(0)
+        expect(piped.text()).toBe("fed through stdin\n")
+      }).pipe(Effect.provide(layer)))
+
+    it.live("returns within the drain grace when a background child keeps the pipes open", () =>
+      Effect.gen(function*() {
+        const c = collect()
+        const started = Date.now()
+        const status = yield* Child.run({ command: "echo hi; sleep 30 &", shell: true }, c.onOutput, { drainGraceMillis: 300 })
+        expect(status.status).toBe(0)
+        expect(c.text()).toBe("hi\n")
+        expect(Date.now() - started).toBeLessThan(10_000)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("stops a child that ignores SIGTERM with SIGKILL after the grace, and its whole process group", () =>
+      Effect.gen(function*() {
+        const pids = yield* Ref.make("")
+        const status = yield* Effect.scoped(Effect.gen(function*() {
+          const runner = yield* Child.ChildRunner
+          const r = yield* runner.start(
+            { command: "trap '' TERM; sleep 60 & echo $!; wait", shell: true },
+            (c) => Ref.update(pids, (s) => s + Buffer.from(c).toString()),
+            { killGraceMillis: 300 }
+          )
+          while ((yield* Ref.get(pids)) === "") yield* Effect.sleep("20 millis")
+          expect(yield* r.isRunning).toBe(true)
+          return yield* r.terminate
+        }))
+        expect(status.status).toBe(137)
+        const grandchild = Number((yield* Ref.get(pids)).trim())
+        yield* Effect.sleep("100 millis")
+        expect(alive(grandchild)).toBe(false)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("closing the scope stops a child still running", () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const runner = yield* Child.ChildRunner
+        const r = yield* runner.start({ command: "sleep", args: ["60"] }, () => Effect.void).pipe(Scope.extend(scope))
+        expect(alive(r.pid)).toBe(true)
+        yield* Scope.close(scope, Exit.void)
+        yield* Effect.sleep("100 millis")
+        expect(alive(r.pid)).toBe(false)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("an interrupted run stops a child that ignores SIGTERM within the grace periods", () =>
+      Effect.gen(function*() {
+        const c = collect()
+        const fiber = yield* Effect.fork(Child.run({ command: "trap '' TERM; echo up; sleep 60", shell: true }, c.onOutput, { killGraceMillis: 300 }))
+        while (!c.text().includes("up")) yield* Effect.sleep("20 millis")
+        const started = Date.now()
+        yield* Fiber.interrupt(fiber)
+        expect(Date.now() - started).toBeLessThan(5_000)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("sends a signal to the group and goes on", () =>
+      Effect.gen(function*() {
+        const c = collect()
+        const status = yield* Effect.scoped(Effect.gen(function*() {
+          const runner = yield* Child.ChildRunner
+          const r = yield* runner.start({ command: "trap 'echo got USR1; exit 3' USR1; echo ready; while :; do sleep 0.05; done", shell: true }, c.onOutput)
+          while (!c.text().includes("ready")) yield* Effect.sleep("20 millis")
+          yield* r.signal("SIGUSR1")
+          return yield* r.exit
+        }))
+        expect(status.status).toBe(3)
+        expect(c.text()).toContain("got USR1")
+      }).pipe(Effect.provide(layer)))
+
+    it.live("a command that does not exist is a SpawnFailed", () =>
+      Effect.gen(function*() {
+        const e = yield* Effect.flip(Child.run({ command: "no-such-command-here" }, () => Effect.void))
+        expect(e._tag).toBe("SpawnFailed")
+        expect(e.message).toContain("cannot start no-such-command-here")
+      }).pipe(Effect.provide(layer)))
+  })
+
+behaviour("Node", NodeChild.layer())
+behaviour("CommandExecutor", Child.layerExecutor.pipe(Layer.provide(NodeCommandExecutor.layer), Layer.provide(NodeFileSystem.layer)))
+
+describe("Node", () => {
+  it.live("hands output on in bounded batches, and refuses a merged command that is not on PATH", () =>
+    Effect.gen(function*() {
+      let largest = 0
+      yield* Child.run({ command: "head", args: ["-c", "5000000", "/dev/zero"] }, (chunk) => Effect.sync(() => void (largest = Math.max(largest, chunk.length))))
       expect(largest).toBeLessThanOrEqual(256 * 1024)
-    }))
-
-  it.effect("reports exit codes, signals as 128+N, and commands that cannot start", () =>
-    Effect.gen(function*() {
-      const none = () => Effect.void
-      expect(yield* NodeChild.run("sh", ["-c", "exit 7"], none)).toBe(7)
-      expect(yield* NodeChild.run("sh", ["-c", "kill -KILL $$"], none)).toBe(137)
-      const missing = yield* Effect.exit(NodeChild.run("no-such-command-here", [], none))
-      expect(Exit.isFailure(missing) && JSON.stringify(missing.cause)).toContain("SpawnError")
-    }))
-
-  it.live("keeps reading after one pipe closes, and keeps the written order with mergeStderr", () =>
-    Effect.gen(function*() {
-      for (const mergeStderr of [false, true]) {
-        let out = ""
-        const collect = (c: Uint8Array) => Effect.sync(() => (out += Buffer.from(c).toString()))
-        yield* NodeChild.run("sh", ["-c", "exec 2>&-; echo a; sleep 0.2; echo b"], collect, { mergeStderr })
-        expect(out).toBe("a\nb\n")
-      }
-      let merged = ""
-      yield* NodeChild.run(
-        "sh",
-        ["-c", "for i in 1 2 3 4 5 6 7 8 9; do echo out$i; echo err$i >&2; done"],
-        (c) => Effect.sync(() => (merged += Buffer.from(c).toString())),
-        { mergeStderr: true }
-      )
-      expect(merged).toBe([1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => `out${i}\nerr${i}\n`).join(""))
-      const missing = yield* Effect.exit(NodeChild.run("no-such-command-here", [], () => Effect.void, { mergeStderr: true }))
-      expect(Exit.isFailure(missing) && JSON.stringify(missing.cause)).toContain("not found")
-    }))
-
-  it.effect("closes stdin, so commands that read it end", () =>
-    Effect.gen(function*() {
-      let out = ""
-      const status = yield* NodeChild.run("cat", [], (c) => Effect.sync(() => (out += Buffer.from(c).toString())))
-      expect(status).toBe(0)
-      expect(out).toBe("")
-    }))
+      const e = yield* Effect.flip(Child.run({ command: "no-such-command-here", mergeStderr: true }, () => Effect.void))
+      expect(e.message).toContain("not found")
+    }).pipe(Effect.provide(NodeChild.layer({ maxBatchBytes: 256 * 1024, maxQueuedBytes: 512 * 1024 }))))
 })

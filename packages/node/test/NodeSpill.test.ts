@@ -1,8 +1,6 @@
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { LineIndex, Secrets, Spill, SpillPolicy, SpillStore } from "@spillway/core"
-import { NodeSpillStore } from "@spillway/node"
+import { Access, Body, BodyFiles, Errors, Retention, Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeBodyFiles, SqlManifests } from "@spillway/node"
 import { Clock, Effect, Exit, FastCheck as fc, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -14,27 +12,46 @@ const TOKEN = "correct-horse-battery-staple-42"
 /** A fresh spill directory per test, removed afterwards. */
 const tempDir = tempDirs("spillway-test-")
 
-const spillLayer = (
-  directory: string,
-  options: { policy?: Layer.Layer<SpillPolicy.SpillPolicy>; fs?: Layer.Layer<FileSystem.FileSystem>; spill?: Spill.Options } = {}
-) =>
-  Spill.layer(options.spill).pipe(
-    Layer.provide(NodeSpillStore.layer({ directory })),
-    Layer.provide(options.fs ?? NodeFileSystem.layer),
-    Layer.provide(options.policy ?? SpillPolicy.allowAll),
-    Layer.provide(Secrets.layer({ knownValues: [TOKEN] }))
+const me: Access.Caller = { owner: "alice", channel: "cli" }
+
+interface LayerOptions {
+  readonly policy?: Layer.Layer<SpillPolicy.SpillPolicy>
+  readonly files?: (real: BodyFiles.Service) => BodyFiles.Service
+  readonly spill?: Spill.Options
+  readonly caller?: Access.Caller
+  readonly pools?: Record<string, Retention.Pool>
+}
+
+/** The body store of a directory (its bytes, as `files` may change them, and SQLite manifests beside them). */
+const bodies = (directory: string, options: LayerOptions = {}) =>
+  Body.layer.pipe(
+    Layer.provide(Layer.mergeAll(
+      Layer.sync(BodyFiles.BodyFiles, () => (options.files ?? ((f) => f))(NodeBodyFiles.make(directory))),
+      SqlManifests.layerFor(Path.join(directory, ".manifests.sqlite")),
+      Retention.layer(options.pools),
+      Secrets.layer({ knownValues: [TOKEN] }),
+      Access.allowOwners
+    )),
+    Layer.orDie
   )
 
-const run = <A, E>(directory: string, effect: Effect.Effect<A, E, Spill.SpillWrite | Spill.SpillRead>, options = {}) =>
+const spillLayer = (directory: string, options: LayerOptions = {}) =>
+  Layer.merge(Spill.layer(options.spill), Access.layerCaller(options.caller ?? me)).pipe(
+    Layer.provide(bodies(directory, options)),
+    Layer.provide(options.policy ?? SpillPolicy.allowAll)
+  )
+
+const run = <A, E>(directory: string, effect: Effect.Effect<A, E, Spill.SpillWrite | Spill.SpillRead | Access.CurrentCaller>, options: LayerOptions = {}) =>
   Effect.runPromise(Effect.provide(effect, spillLayer(directory, options)))
 
-const runExit = <A, E>(directory: string, effect: Effect.Effect<A, E, Spill.SpillWrite | Spill.SpillRead>, options = {}) =>
+const runExit = <A, E>(directory: string, effect: Effect.Effect<A, E, Spill.SpillWrite | Spill.SpillRead | Access.CurrentCaller>, options: LayerOptions = {}) =>
   Effect.runPromiseExit(Effect.provide(effect, spillLayer(directory, options)))
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1} of the build`).join("\n") + "\n"
 
 const visible = (dir: string) => Fs.readdirSync(dir).filter((f) => !f.startsWith("."))
-const everything = (dir: string) => Fs.readdirSync(dir)
+/** Everything in the directory but the manifest database. */
+const everything = (dir: string) => Fs.readdirSync(dir).filter((f) => !f.startsWith(".manifests.sqlite"))
 
 describe("keepOutput", () => {
   it("returns short output exactly as printed and saves nothing", async () => {
@@ -73,8 +90,8 @@ describe("keepOutput", () => {
     expect(Fs.readFileSync(file, "utf8")).toBe(text)
     expect(Fs.statSync(file).mode & 0o777).toBe(0o600)
     expect(Fs.statSync(dir).mode & 0o777).toBe(0o700)
-    // nothing but the body and its index remain
-    expect(everything(dir).sort()).toEqual([`.${kept.filename}.idx`, kept.filename].sort())
+    // nothing but the body remains beside the manifests
+    expect(everything(dir)).toEqual([kept.filename])
   })
 
   it("shows the lines that explain a failure, with numbers readSpill opens", async () => {
@@ -97,12 +114,50 @@ describe("keepOutput", () => {
     expect(otherTool.text).not.toContain("Lines that report")
   })
 
-  it("shows the start of a line longer than the cap, and says how long it was", async () => {
+  it("shows the start and the end of a line longer than the cap, with the bytes between counted", async () => {
     const dir = tempDir()
-    const kept = await run(dir, Spill.keepOutput("é".repeat(500_000) + "\n" + "short tail line\n", 0))
+    const first = "<" + "é".repeat(500_000) + ">"
+    const kept = await run(dir, Spill.keepOutput(first + "\n" + "short tail line\n", 0))
     expect([...kept.text].length).toBeLessThanOrEqual(2000)
-    expect(kept.text).toMatch(/\[Showing lines 1-2 of 2, line 1 cut to \d+ of 1000000 bytes\. Full output: /)
+    const marker = /\[Showing lines 1-2 of 2, line 1 cut to (\d+) of 1000002 bytes\. Full output: /.exec(kept.text)
+    expect(marker).not.toBeNull()
+    const shown = kept.text.split("\n").find((l) => l.startsWith("<é"))!
+    expect(shown).toMatch(new RegExp(`^<é+\\[…${1_000_002 - Number(marker![1])} bytes omitted…\\]é+>$`))
     expect(kept.text).toContain("\nshort tail line\n")
+    // a one-line JSON document: its opening and its closing, whatever lies between
+    const doc = JSON.stringify({ items: Array.from({ length: 20_000 }, (_, i) => ({ id: i })), end: "last" })
+    const one = await run(dir, Spill.keepOutput(doc, 0))
+    expect([...one.text].length).toBeLessThanOrEqual(2000)
+    expect(one.text).toContain("{\"items\":[{\"id\":0},")
+    expect(one.text).toMatch(/\{"id":19999\}\],"end":"last"\}\n\[Showing lines 1-1 of 1, line 1 cut to/)
+  })
+
+  it("a line longer than the cap shows its real start and end, the bytes between counted exactly, within the cap", async () => {
+    await fc.assert(fc.asyncProperty(
+    fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).map((s) => s.replace(/\n/g, " ")),
+    fc.integer({ min: 600, max: 6_000 }),
+    fc.array(fc.string({ maxLength: 30 }).map((s) => s.replace(/\n/g, " ")), { maxLength: 3 }),
+    fc.integer({ min: 200, max: 3_000 }),
+    async (unit, repeat, rest, maxChars) => {
+    const dir = tempDir()
+    const line = `A${unit.repeat(Math.ceil(repeat / unit.length))}Z`
+    const text = [line, ...rest].join("\n") + "\n"
+    const kept = await run(dir, Spill.keepOutput(text, 1), { spill: { maxChars } })
+    expect([...kept.text].length).toBeLessThanOrEqual(maxChars)
+    const total = new TextEncoder().encode(line).length
+    const marker = new RegExp(`line 1 cut to (\\d+) of ${total} bytes`).exec(kept.text)
+    if (marker === null) return // the line fits, or the cap leaves no room for it
+    const shown = kept.text.split("\n").find((l) => l.startsWith("A"))!
+    const gap = /\[…(\d+) bytes omitted…\]/.exec(shown)
+    expect(gap).not.toBeNull()
+    const [start, end] = [shown.slice(0, gap!.index), shown.slice(gap!.index + gap![0].length)]
+    expect(line.startsWith(start)).toBe(true)
+    expect(line.endsWith(end)).toBe(true)
+    expect(end.endsWith("Z")).toBe(true)
+    const bytes = (s: string) => new TextEncoder().encode(s).length
+    expect(Number(gap![1])).toBe(total - bytes(start) - bytes(end))
+    expect(Number(marker[1])).toBe(bytes(start) + bytes(end))
+  }), { numRuns: 25 })
   })
 
   it("saves whole lines up to the per-file limit, and says the copy holds only them", async () => {
@@ -164,31 +219,24 @@ describe("keepOutput", () => {
 
   it("leaves no partial file when a write fails half-way", async () => {
     const dir = tempDir()
-    // the real file system, except that writes fail once 64 KiB have been written to a file
-    const failing = Layer.effect(
-      FileSystem.FileSystem,
-      Effect.map(FileSystem.FileSystem, (fs) => ({
-        ...fs,
-        open: (path: string, options?: FileSystem.OpenFileOptions) =>
-          Effect.map(fs.open(path, options), (file) => {
-            let written = 0
-            return {
-              ...file,
-              writeAll: (bytes: Uint8Array) => {
-                written += bytes.length
-                return written > 65_536
-                  ? Effect.fail(new (class extends Error {
-                    readonly _tag = "SystemError"
-                    readonly reason = "Unknown"
-                    readonly description = "injected write failure"
-                  })()) as never
-                  : file.writeAll(bytes)
-              }
+    // the real store, except that writes fail once 64 KiB have been written to a body
+    const failing = (real: BodyFiles.Service): BodyFiles.Service => ({
+      ...real,
+      create: (name, visibility) =>
+        Effect.map(real.create(name, visibility), (sink) => {
+          let written = 0
+          return {
+            ...sink,
+            write: (bytes: Uint8Array) => {
+              written += bytes.length
+              return written > 65_536
+                ? Effect.fail(new Errors.StoreFailed({ operation: `write ${name}`, reason: "injected write failure" }))
+                : sink.write(bytes)
             }
-          })
-      }))
-    ).pipe(Layer.provide(NodeFileSystem.layer))
-    const kept = await run(dir, Spill.keepOutput(numbered(20_000), 1), { fs: failing })
+          }
+        })
+    })
+    const kept = await run(dir, Spill.keepOutput(numbered(20_000), 1), { files: failing })
     expect(kept.filename).toBeUndefined()
     expect(kept.notSaved).toContain("injected write failure")
     expect(kept.text).toContain("[No copy was saved:")
@@ -263,45 +311,43 @@ describe("readSpill", () => {
     }
   })
 
-  it("reads right without the index beside the file, or with a stale one", async () => {
-    const dir = tempDir()
-    const kept = await run(dir, Spill.keepOutput(numbered(5000), 0))
-    const index = Path.join(dir, `.${kept.filename}.idx`)
-    Fs.rmSync(index)
-    const page = await run(dir, Spill.readSpill(kept.filename!, { offset: 4321, limit: 2 }))
-    expect(page.text).toBe("line 4321 of the build\nline 4322 of the build\n")
-    // an index for other bytes is not trusted
-    Fs.writeFileSync(index, LineIndex.encode({ bytes: 7, lines: 1, every: 1024, checkpoints: [0] }), { mode: 0o600 })
-    const again = await run(dir, Spill.readSpill(kept.filename!, { offset: 4999 }))
-    expect(again).toMatchObject({ totalLines: 5000, text: "line 4999 of the build\nline 5000 of the build\n" })
-  })
-
-  it("finds a deep page through the index without scanning the file", async () => {
+  it("finds a deep page through the manifest's line index without scanning the body", async () => {
     const dir = tempDir()
     const lines = 200_000
     const kept = await run(dir, Spill.keepOutput(numbered(lines), 0))
     // count the bytes the store reads
     let read = 0
-    const counting = Layer.effect(
-      SpillStore.SpillStore,
-      Effect.map(NodeSpillStore.make(dir), (store) => ({
-        ...store,
-        open: (name: string) =>
-          Effect.map(store.open(name), (file) => ({
-            ...file,
-            read: (position: number, length: number, into?: Uint8Array) =>
-              Effect.tap(file.read(position, length, into), (b) => Effect.sync(() => (read += b.length)))
-          }))
-      }))
-    ).pipe(Layer.provide(NodeFileSystem.layer))
-    const page = await Effect.runPromise(
-      Spill.readSpill(kept.filename!, { offset: 199_000, limit: 10 }).pipe(
-        Effect.provide(Spill.layerRead().pipe(Layer.provide(counting), Layer.provide(SpillPolicy.allowAll)))
-      )
-    )
+    const counting = (real: BodyFiles.Service): BodyFiles.Service => ({
+      ...real,
+      open: (name) =>
+        Effect.map(real.open(name), (file) => ({
+          ...file,
+          read: (position: number, length: number, into?: Uint8Array) =>
+            Effect.tap(file.read(position, length, into), (b) => Effect.sync(() => (read += b.length)))
+        }))
+    })
+    const page = await run(dir, Spill.readSpill(kept.filename!, { offset: 199_000, limit: 10 }), { files: counting })
     expect(page.text.split("\n")[0]).toBe("line 199000 of the build")
     expect(Fs.statSync(Path.join(dir, kept.filename!)).size).toBeGreaterThan(4_000_000)
     expect(read).toBeLessThan(200_000)
+  })
+
+  it("refuses another owner's output and expired output, by name as by cursor", async () => {
+    const dir = tempDir()
+    const pools = { spill: { ttlMillis: 3_000 } }
+    const kept = await run(dir, Spill.keepOutput(numbered(2100), 0), { pools })
+    const mallory = { owner: "mallory", channel: "cli" }
+    for (const effect of [Effect.asVoid(Spill.readSpill(kept.filename!)), Effect.asVoid(Spill.grepSpill("line", kept.filename!))]) {
+      const exit = await runExit(dir, effect, { caller: mallory, pools })
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("AccessDenied")
+    }
+    // the same owner from another channel reads it: saved output is the owner's, not the conversation's
+    expect((await run(dir, Spill.readSpill(kept.filename!, { limit: 1 }), { caller: { owner: "alice", channel: "mcp" }, pools })).lines).toBe(1)
+    await new Promise((r) => setTimeout(r, 3_100))
+    for (const effect of [Effect.asVoid(Spill.readSpill(kept.filename!)), Effect.asVoid(Spill.grepSpill("line", kept.filename!))]) {
+      const exit = await runExit(dir, effect, { pools })
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("Expired")
+    }
   })
 })
 
@@ -374,46 +420,53 @@ describe("refusals", () => {
     "name with space.log", "ünïcode.log"
   ]
 
-  it("refuses every name off the allowlist before touching the file system", async () => {
-    // a store whose open would die: the refusal has to come first
-    const store = Layer.succeed(SpillStore.SpillStore, {
-      directory: "/nonexistent",
+  it("refuses every name off the allowlist before touching the store", async () => {
+    // a store whose every call would die: the refusal has to come first
+    const dying = (real: BodyFiles.Service): BodyFiles.Service => ({
+      ...real,
       create: () => Effect.die("create must not be called"),
       open: () => Effect.die("open must not be called"),
       remove: () => Effect.die("remove must not be called")
     })
     for (const name of refusedNames) {
-      const exit = await Effect.runPromiseExit(
-        Spill.readSpill(name).pipe(
-          Effect.provide(Spill.layerRead().pipe(Layer.provide(store), Layer.provide(SpillPolicy.allowAll)))
-        )
-      )
-      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause), name).toContain("SpillNameRefused")
+      const exit = await runExit(tempDir(), Spill.readSpill(name), { files: dying })
+      const text = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : "succeeded"
+      expect(text, name).toContain("InvalidRequest")
+      expect(text, name).toContain(`"argument":"filename"`)
     }
   })
 
-  it("refuses a symlink, a hard link, a FIFO and a directory planted in the directory, without blocking", async () => {
+  it("refuses a kept body replaced by a symlink, a hard link, a FIFO or a directory, without blocking", async () => {
     const dir = tempDir()
-    const kept = await run(dir, Spill.keepOutput(numbered(2100), 0))
+    const names = []
+    for (let i = 0; i < 4; i++) names.push((await run(dir, Spill.keepOutput(numbered(2100), 0))).filename!)
     const outside = Path.join(tempDir(), "secret.txt")
     Fs.writeFileSync(outside, "outside the spill directory\n")
-    Fs.symlinkSync(outside, Path.join(dir, "link.log"))
-    Fs.linkSync(Path.join(dir, kept.filename!), Path.join(dir, "hard.log"))
-    execFileSync("mkfifo", [Path.join(dir, "fifo.log")])
-    Fs.mkdirSync(Path.join(dir, "sub.log"))
-    const cases = [["link.log", "symbolic link"], ["hard.log", "2 hard links"], ["fifo.log", "FIFO"], ["sub.log", "directory"]]
-    for (const [name, reason] of cases) {
-      const exit = await runExit(dir, Spill.readSpill(name!))
+    const at = (name: string) => Path.join(dir, name)
+    Fs.rmSync(at(names[0]!))
+    Fs.symlinkSync(outside, at(names[0]!))
+    Fs.linkSync(at(names[1]!), at("extra-link.log"))
+    Fs.rmSync(at(names[2]!))
+    execFileSync("mkfifo", [at(names[2]!)])
+    Fs.rmSync(at(names[3]!))
+    Fs.mkdirSync(at(names[3]!))
+    const reasons = ["symbolic link", "2 hard links", "FIFO", "directory"]
+    for (let i = 0; i < 4; i++) {
+      const exit = await runExit(dir, Spill.readSpill(names[i]!))
       const text = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : "succeeded"
-      expect(text, name).toContain("SpillFileRefused")
-      expect(text, name).toContain(reason)
+      expect(text, reasons[i]).toContain("StoreFailed")
+      expect(text, reasons[i]).toContain(reasons[i])
     }
+    // a file planted under a name no body has is not found: nothing is opened without a manifest
+    Fs.symlinkSync(outside, at("planted.log"))
+    const planted = await runExit(dir, Spill.readSpill("planted.log"))
+    expect(Exit.isFailure(planted) && JSON.stringify(planted.cause)).toContain("NotFound")
   })
 
   it("reports a missing file as not found", async () => {
     const dir = tempDir()
     const exit = await runExit(dir, Spill.readSpill("2026-01-01T00-00-00-000Z-abcdef.log"))
-    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("SpillNotFound")
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("NotFound")
   })
 
   it("lets the policy refuse a read with a typed error", async () => {
@@ -429,9 +482,8 @@ describe("capabilities", () => {
   it("a read-only layer provides SpillRead and nothing that writes", async () => {
     const dir = tempDir()
     const kept = await run(dir, Spill.keepOutput(numbered(2100), 0))
-    const readOnly = Spill.layerRead().pipe(
-      Layer.provide(NodeSpillStore.layer({ directory: dir })),
-      Layer.provide(NodeFileSystem.layer),
+    const readOnly = Layer.merge(Spill.layerRead(), Access.layerCaller(me)).pipe(
+      Layer.provide(bodies(dir)),
       Layer.provide(SpillPolicy.allowAll)
     )
     const page = await Effect.runPromise(Effect.provide(Spill.readSpill(kept.filename!, { limit: 1 }), readOnly))

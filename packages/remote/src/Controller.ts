@@ -2,7 +2,8 @@
  * The controller side: the `RemoteLease` capability. A controller connects
  * to a host (a child process speaking over its stdio, such as
  * `ssh somehost spillway host --stdio`, or TCP), presents a credential for a
- * lease, and drives jobs through it. A remote start reserves its 4 MiB
+ * lease (renewed with the credential once half its life has passed), and
+ * drives jobs through it. A remote start reserves its 4 MiB
  * allowance out of the combined retention quota before it is dispatched
  * (a refused dispatch releases it); the output stays on the host and is
  * paged only through the lease, never copied here. Expiring a job ends
@@ -17,13 +18,13 @@ import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type * as RpcClientError from "@effect/rpc/RpcClientError"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { Process, ProcessManifests, RetentionQuota } from "@spillway/core"
-import { SqlProcessManifests } from "@spillway/node"
+import { type Errors, type Process, type ProcessView, Retention } from "@spillway/core"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
 import { Duplex } from "node:stream"
 import { HostError, HostRpcs } from "./HostProtocol.js"
+import * as RemoteRecords from "./RemoteRecords.js"
 
 /** The allowance a remote start reserves. */
 export const ALLOWANCE_BYTES = 4 * 1024 * 1024
@@ -101,28 +102,17 @@ export const layerWebSocket = (url: string) =>
 export const layerTcp = (options: { readonly host: string; readonly port: number }) =>
   layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }))
 
-/**
- * A remote job as a controller records it: a job manifest (its spool field
- * empty: the spool is on the host), the hash of the host's identity, the
- * hash of the credential scope, and when the host said its output expires.
- */
-export interface RemoteManifest extends ProcessManifests.JobManifest {
-  readonly host: string
-  readonly scopeHash: string
-  readonly expiresAt?: number | undefined
-}
+/** A remote job as a controller records it. */
+export type RemoteManifest = RemoteRecords.RemoteRecord
 
 /** Where a controller records its remote jobs, so a restarted controller finds them again. */
-export class RemoteManifests extends Context.Tag("@spillway/remote/RemoteManifests")<RemoteManifests, ProcessManifests.Service>() {}
+export const RemoteManifests = RemoteRecords.RemoteRecords
 
 /** Records in memory: a restarted controller finds nothing. */
-export const manifestsMemory: Layer.Layer<RemoteManifests> = Layer.effect(RemoteManifests, ProcessManifests.ProcessManifests).pipe(
-  Layer.provide(ProcessManifests.layerMemory)
-)
+export const manifestsMemory = RemoteRecords.layerMemory
 
 /** Records in a database: a `postgres://` URL (controllers that share one view) or a SQLite file. */
-export const manifestsAt = (location: string) =>
-  Layer.scoped(RemoteManifests, SqlProcessManifests.serviceIn(location, "spillway_remote_jobs"))
+export const manifestsAt = RemoteRecords.layerFor
 
 /** A job restored from the records: it can be read, not driven. */
 export class RemoteJobReadOnly extends Schema.TaggedError<RemoteJobReadOnly>()("RemoteJobReadOnly", { pid: Schema.Number }) {
@@ -139,17 +129,22 @@ export interface Leased {
   /** The hash of the host identity that granted the lease. */
   readonly host: string
   /** Reserves the allowance, then starts the command on the host; a refused start releases the reservation. */
-  readonly start: (request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean }) => Effect.Effect<
+  readonly start: (
+    request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean; readonly keep?: "head-and-tail" | "whole" }
+  ) => Effect.Effect<
     { readonly pid: number; readonly generation: string; readonly started_at: string },
-    HostError | HostUnreachable | RetentionQuota.QuotaExhausted
+    HostError | HostUnreachable | Errors.QuotaExceeded
   >
-  readonly poll: (pid: number, request?: Omit<Process.PollRequest, "pid">) => Effect.Effect<unknown, HostError | HostUnreachable>
-  readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<unknown, HostError | HostUnreachable>
+  readonly poll: (
+    pid: number,
+    request?: Omit<Process.PollRequest, "pid">
+  ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable>
+  readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
   readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   /** This caller's recorded jobs on this host; those started before a restart are read-only. */
   readonly jobs: Effect.Effect<ReadonlyArray<{ readonly pid: number; readonly command: string; readonly readOnly: boolean }>>
-  readonly status: (pid: number) => Effect.Effect<unknown, HostError | HostUnreachable>
+  readonly status: (pid: number) => Effect.Effect<Process.JobSummary, HostError | HostUnreachable>
   /** Ends access here and gives the reservation back, then asks the host to delete the spool. */
   readonly expire: (pid: number) => Effect.Effect<Expired>
   /** Expires every recorded job of this lease whose output the host said expires by now (24 hours after its exit). */
@@ -177,9 +172,9 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
     RemoteLease,
     Effect.gen(function*() {
       const client = yield* HostConnection
-      const quota = Option.getOrElse(yield* Effect.serviceOption(RetentionQuota.RetentionQuota), () => RetentionQuota.make())
-      const records = yield* Option.match(yield* Effect.serviceOption(RemoteManifests), {
-        onNone: () => Effect.provide(ProcessManifests.ProcessManifests, ProcessManifests.layerMemory),
+      const quota = Option.getOrElse(yield* Effect.serviceOption(Retention.Retention), () => Retention.make())
+      const records = yield* Option.match(yield* Effect.serviceOption(RemoteRecords.RemoteRecords), {
+        onNone: () => Effect.provide(RemoteRecords.RemoteRecords, RemoteRecords.layerMemory),
         onSome: Effect.succeed
       })
       const recorded = Effect.map(Effect.orElseSucceed(records.list, () => []), (all) => all as ReadonlyArray<RemoteManifest>)
@@ -199,17 +194,33 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
             if (leaseOptions?.expectHost !== undefined && leaseOptions.expectHost !== granted.host) {
               return yield* new HostMismatch({ expected: leaseOptions.expectHost, actual: granted.host })
             }
-            const lease = granted.lease
+            // the lease is renewed with the credential once half its life has passed, before a call that needs it
+            let lease = granted.lease
+            let renewAt = (yield* Clock.currentTimeMillis) + granted.ttlMillis / 2
+            const renewing = yield* Effect.makeSemaphore(1)
+            const current: Effect.Effect<string, HostError | HostUnreachable> = renewing.withPermits(1)(Effect.gen(function*() {
+              const now = yield* Clock.currentTimeMillis
+              if (now < renewAt) return lease
+              const again = yield* call(client.Lease({ credential, owner: caller.owner, channel: caller.channel }))
+              if (again.host !== granted.host) {
+                return yield* new HostError({ reason: "HostMismatch", detail: new HostMismatch({ expected: granted.host, actual: again.host }).message })
+              }
+              lease = again.lease
+              renewAt = now + again.ttlMillis / 2
+              return lease
+            }))
+            /** Calls the host with the current lease. */
+            const withLease = <A>(f: (lease: string) => Effect.Effect<A, unknown>) => Effect.flatMap(current, (l) => call(f(l)))
             const scopeHash = scopeHashOf(granted.scope)
-            const reservations = new Map<number, RetentionQuota.Reservation>()
+            const reservations = new Map<number, Retention.Reservation>()
             const mine = (m: RemoteManifest) =>
               m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
             const findRecord = (pid: number) => Effect.map(recorded, (all) => all.filter(mine).reverse().find((m) => m.pid === pid))
             /** Notes what a view says about the job's end, so expiry can follow it. */
-            const observe = (pid: number, view: unknown) =>
+            const observe = (pid: number, view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) =>
               Effect.gen(function*() {
-                const r = (view as { readonly retention?: { status?: string; exit_code?: number; signal?: string; emitted_bytes?: number; expires_at?: string } }).retention
-                if (r === undefined || r.status === "running") return
+                if (view._tag !== "StatusView" || view.retention.status === "running") return
+                const r = view.retention
                 const m = yield* findRecord(pid)
                 if (m === undefined) return
                 yield* record({
@@ -230,8 +241,9 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               host: granted.host,
               start: (request) =>
                 Effect.gen(function*() {
-                  const reservation = yield* quota.reserve(ALLOWANCE_BYTES)
-                  const started = yield* call(client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
+                  // the remote job's whole allowance, from the pool local spools use; no local body, so no entry
+                  const reservation = yield* quota.reserve("spool", ALLOWANCE_BYTES, { entry: false })
+                  const started = yield* withLease((lease) => client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
                   reservations.set(started.pid, reservation)
                   driven.add(started.generation)
                   yield* record({
@@ -240,10 +252,8 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                     owner: caller.owner,
                     channel: caller.channel,
                     command: request.command,
-                    spool: "",
                     startedAt: yield* Clock.currentTimeMillis,
                     emittedBytes: 0,
-                    spooledBytes: 0,
                     host: granted.host,
                     scopeHash
                   } satisfies RemoteManifest)
@@ -251,14 +261,14 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                 }),
               poll: (pid, request = {}) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(call(client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))),
+                  Effect.tap(withLease((lease) => client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))),
               wait: (pid, timeoutMillis, pattern) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(call(client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
+                  Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
               stdin: (pid, data, close) =>
-                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => call(client.Stdin({ lease, pid, generation, data, close })))),
+                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Stdin({ lease, pid, generation, data, close })))),
               signal: (pid, signal) =>
-                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => call(client.Signal({ lease, pid, generation, signal })))),
+                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Signal({ lease, pid, generation, signal })))),
               sweep: Effect.gen(function*() {
                 const now = yield* Clock.currentTimeMillis
                 const due = (yield* recorded).filter((m) => mine(m) && m.expiresAt !== undefined && m.expiresAt <= now)
@@ -266,7 +276,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               }),
               jobs: Effect.map(recorded, (all) =>
                 all.filter(mine).map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
-              status: (pid) => Effect.flatMap(generationOf(pid), (generation) => call(client.Status({ lease, pid, generation }))),
+              status: (pid) => Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Status({ lease, pid, generation }))),
               expire: (pid) =>
                 Effect.gen(function*() {
                   const reservation = reservations.get(pid)
@@ -275,7 +285,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   // access ends here first, whatever the host says
                   const m = yield* findRecord(pid)
                   if (m !== undefined) yield* Effect.ignore(records.remove(m.generation))
-                  return yield* call(client.Delete({ lease, pid, generation: m?.generation })).pipe(
+                  return yield* withLease((lease) => client.Delete({ lease, pid, generation: m?.generation })).pipe(
                     Effect.as({ pid, deleted: true } satisfies Expired),
                     Effect.catchAll((e) =>
                       Effect.succeed({

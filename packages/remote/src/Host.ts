@@ -4,36 +4,47 @@
  * (`ssh somehost spillway host --stdio`), TCP or WebSocket. Credentials come from a
  * JSON file (`{ "credentials": { "<credential>": "<scope>" } }`) read again
  * at every check, so removing or changing a credential revokes its leases at
- * once. Jobs of one scope are out of reach of another.
+ * once; a wait checks its lease while it runs and after. Jobs of one scope
+ * are out of reach of another. Over TCP and WebSocket, connections are
+ * limited until they show a credential or a lease (`Options.limits`).
  *
  * @since 0.1.0
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeSink from "@effect/platform-node/NodeSink"
-import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import { Cursor, Process, Secrets } from "@spillway/core"
-import { SqlProcessManifests } from "@spillway/node"
-import { Effect, Either, Layer } from "effect"
+import { Access, Cursor, Errors, Process, Secrets } from "@spillway/core"
+import { NodeBodies, NodeChild, NodePattern } from "@spillway/node"
+import { Clock, Effect, Either, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as HostIdentity from "./HostIdentity.js"
 import { HostError, HostRpcs } from "./HostProtocol.js"
+import * as Listener from "./internal/listener.js"
 import * as Lease from "./Lease.js"
 
-/** Where a host keeps its identity, spools and records, and whom it trusts. */
+/** Where a host keeps its identity, spools and records, whom it trusts, and its limits. */
 export interface Options extends Process.Options {
-  /** The host's private directory: `identity` (0600), `jobs.sqlite`, `cursor.key` and the spools. */
+  /** The host's private directory: `identity` (0600), `cursor.key`, and the spools with their manifests in `spools`. */
   readonly directory: string
   /** The credentials file. */
   readonly credentials: string
+  /** How long a lease lasts; controllers renew theirs before then. One hour by default. */
+  readonly leaseTtlMillis?: number | undefined
+  /** Limits on connections and frames (TCP and WebSocket; the frame limit on stdio too). */
+  readonly limits?: Partial<Limits> | undefined
 }
+
+/** Limits on a host's connections and frames, before and after authentication. */
+export type Limits = Listener.Limits
+
+/** The limits a host applies unless told otherwise: 1 MiB frames, 32 connections waiting to authenticate, 10 seconds to do it, 1,024 in all, 5 minutes idle. */
+export const defaultLimits: Limits = Listener.defaultLimits
+
+/** How often a lease is checked again while a wait runs. */
+const RECHECK_MILLIS = 200
 
 const hostError = (e: unknown) => {
   const error = e as { readonly _tag?: unknown; readonly message?: unknown }
@@ -43,14 +54,23 @@ const hostError = (e: unknown) => {
   })
 }
 
-/** Reads the credentials file (credential to scope); a missing or unreadable file trusts no one. */
+/** The credentials file: each credential a controller may present, and the scope it grants. */
+export const CredentialsFile = Schema.parseJson(Schema.Struct({
+  credentials: Schema.Record({ key: Schema.String, value: Schema.String })
+}))
+
+const decodeCredentials = Schema.decodeUnknownEither(CredentialsFile)
+
+/** Reads the credentials file (credential to scope); a missing, unreadable or malformed file trusts no one. */
 const readCredentials = (file: string): ReadonlyMap<string, string> => {
+  let text: string
   try {
-    const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as { credentials?: Record<string, unknown> }
-    return new Map(Object.entries(raw.credentials ?? {}).filter((e): e is [string, string] => typeof e[1] === "string"))
+    text = Fs.readFileSync(file, "utf8")
   } catch {
     return new Map()
   }
+  const decoded = decodeCredentials(text)
+  return decoded._tag === "Right" ? new Map(Object.entries(decoded.right.credentials)) : new Map()
 }
 
 /** The handlers of the host's calls, over a process manager of its own. */
@@ -58,58 +78,92 @@ export const handlers = (options: Options) =>
   HostRpcs.toLayer(Effect.gen(function*() {
     const directory = Path.resolve(options.directory)
     const identity = yield* HostIdentity.loadOrCreate(Path.join(directory, "identity"))
-    const manager = yield* Process.make({ ...options, directory: Path.join(directory, "spools") })
-    const check = (token: string) =>
-      Either.match(Lease.verify(identity.secret, identity.hash, readCredentials(options.credentials), token), {
-        onLeft: (e) => Effect.fail(hostError(e)),
-        onRight: (grant) => Effect.succeed({ owner: grant.owner, channel: `${grant.scope}/${grant.channel}` } satisfies Process.Caller)
+    const manager = yield* Process.make(options)
+    const ttl = options.leaseTtlMillis ?? Lease.DEFAULT_TTL_MILLIS
+    // over TCP and WebSocket, a connection that shows an accepted credential or lease is let past the handshake limits
+    const sessions = yield* Effect.serviceOption(Listener.Sessions)
+    const authenticated = (clientId: number) =>
+      Effect.sync(() => {
+        if (sessions._tag === "Some") sessions.value.authenticated(clientId)
       })
-    const run = <A, E>(token: string, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
-      Effect.flatMap(check(token), (caller) => Effect.mapError(f(caller), hostError))
+    /** Verifies a lease now (not when the effect is built), as the caller it grants. */
+    const check = (token: string, clientId: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Either.match(Lease.verify(identity.secret, identity.hash, readCredentials(options.credentials), token, now), {
+          onLeft: (e) => Effect.fail(hostError(e)),
+          onRight: (grant) => Effect.as(authenticated(clientId), Lease.callerOf(grant))
+        }))
+    const run = <A, E>(token: string, clientId: number, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
+      Effect.flatMap(check(token, clientId), (caller) => Effect.mapError(f(caller), hostError))
     /** Like `run`, for a job the controller names by pid and, when it knows it, generation. */
-    const onJob = <A, E>(token: string, pid: number, generation: string | undefined, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
-      run(token, (caller): Effect.Effect<A, E | Process.StaleCursor> =>
+    const onJob = <A, E>(
+      token: string,
+      clientId: number,
+      pid: number,
+      generation: string | undefined,
+      f: (caller: Process.Caller) => Effect.Effect<A, E>
+    ) =>
+      run(token, clientId, (caller): Effect.Effect<A, E | Errors.InvalidRequest> =>
         generation === undefined
           ? f(caller)
-          : Effect.flatMap(manager.list(caller), (jobs): Effect.Effect<A, E | Process.StaleCursor> =>
+          : Effect.flatMap(manager.list(caller), (jobs): Effect.Effect<A, E | Errors.InvalidRequest> =>
             jobs.some((j) => j.pid === pid && j.generation === generation)
               ? f(caller)
-              : Effect.fail(new Process.StaleCursor({ pid }))))
+              : Effect.fail(new Errors.InvalidRequest({ argument: "generation", reason: `this call does not belong to the current job ${pid} (an earlier job with that pid, or one whose output is gone)` }))))
     return {
-      Lease: ({ channel, credential, owner }) =>
-        Effect.suspend(() => {
-          const scope = readCredentials(options.credentials).get(credential)
+      Lease: ({ channel, credential, owner }, { clientId }) =>
+        Effect.gen(function*() {
+          const scope = Lease.scopeOf(readCredentials(options.credentials), credential)
           if (scope === undefined) {
-            return Effect.fail(hostError(new Lease.LeaseRefused({ reason: "credential", detail: "this host does not know that credential" })))
+            return yield* hostError(new Lease.LeaseRefused({ reason: "credential", detail: "this host does not know that credential" }))
           }
-          const lease = Lease.issue(identity.secret, { scope, owner, channel, host: identity.hash, fence: Lease.fenceOf(credential) })
-          return Effect.succeed({ lease, scope, host: identity.hash })
+          const issuedAt = yield* Clock.currentTimeMillis
+          const lease = Lease.issue(identity.secret, {
+            scope,
+            owner,
+            channel,
+            host: identity.hash,
+            fence: Lease.fenceOf(credential),
+            issuedAt,
+            expiresAt: issuedAt + ttl
+          })
+          yield* authenticated(clientId)
+          return { lease, scope, host: identity.hash, ttlMillis: ttl }
         }),
-      Start: ({ command, cwd, lease, stdin }) =>
-        run(lease, (caller) =>
+      Start: ({ command, cwd, keep, lease, stdin }, { clientId }) =>
+        run(lease, clientId, (caller) =>
           Effect.map(
-            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed" }),
+            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed", keep }),
             (s) => ({ pid: s.pid, generation: s.generation, started_at: s.started_at })
           )),
-      Poll: ({ cursor, generation, lease, limit, offset, pid }) =>
-        onJob(lease, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit })),
-      Wait: ({ generation, lease, pattern, pid, timeoutMillis }) =>
-        // the lease is checked before the wait and again after it
-        Effect.zipLeft(onJob(lease, pid, generation, (caller) => manager.wait(caller, { pid, timeoutMillis, pattern })), check(lease)),
-      Stdin: ({ close, data, generation, lease, pid }) =>
-        onJob(lease, pid, generation, (caller) =>
+      Poll: ({ cursor, generation, lease, limit, line, lines, offset, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit, line, lines })),
+      Wait: ({ generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => {
+          // the lease is checked while the job is waited on and again once the wait is over:
+          // output printed after a revocation is never returned
+          const revoked = Effect.forever(Effect.zipRight(Effect.sleep(RECHECK_MILLIS), check(lease, clientId)))
+          return Effect.zipLeft(
+            Effect.raceFirst(Effect.mapError(manager.wait(caller, { pid, timeoutMillis, pattern }), hostError), revoked),
+            check(lease, clientId)
+          )
+        }),
+      Stdin: ({ close, data, generation, lease, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) =>
           Effect.zipRight(
             data !== undefined ? manager.writeStdin(caller, pid, data) : Effect.void,
             close === true ? manager.closeStdin(caller, pid) : Effect.void
           )),
-      Signal: ({ generation, lease, pid, signal }) => onJob(lease, pid, generation, (caller) => manager.signal(caller, pid, signal)),
-      Status: ({ generation, lease, pid }) =>
-        onJob(lease, pid, generation, (caller) =>
+      Signal: ({ generation, lease, pid, signal }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => manager.signal(caller, pid, signal)),
+      Status: ({ generation, lease, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) =>
           Effect.flatMap(manager.list(caller), (jobs) => {
             const job = jobs.find((j) => j.pid === pid)
-            return job === undefined ? Effect.fail(new Process.JobNotFound({ pid })) : Effect.succeed(job)
+            return job === undefined ? Effect.fail(new Errors.NotFound({ resource: "job", id: String(pid) })) : Effect.succeed(job)
           })),
-      Delete: ({ generation, lease, pid }) => onJob(lease, pid, generation, (caller) => manager.remove(caller, pid))
+      Delete: ({ generation, lease, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => manager.remove(caller, pid))
     }
   }))
 
@@ -118,12 +172,14 @@ const services = (options: Options) => {
   const directory = Path.resolve(options.directory)
   Fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
   return Layer.mergeAll(
-    Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer)),
-    SqlProcessManifests.layerSqlite({ filename: Path.join(directory, "jobs.sqlite") }),
+    NodeChild.layer(),
+    NodeBodies.layerWithout({ directory: Path.join(directory, "spools") }),
     Secrets.layerFromEnv,
     Cursor.layerKey(new Uint8Array(Fs.readFileSync(ensureKey(Path.join(directory, "cursor.key"))))),
-    Process.allowOwners
-  )
+    Access.allowOwners,
+    // wait patterns run on worker threads, each ended at its wait's deadline
+    NodePattern.layer()
+  ).pipe(Layer.provideMerge(Layer.merge(Secrets.layerFromEnv, Access.allowOwners)))
 }
 
 const ensureKey = (file: string) => {
@@ -135,29 +191,36 @@ const ensureKey = (file: string) => {
   return file
 }
 
+const limitsOf = (options: Options): Listener.Limits => ({ ...Listener.defaultLimits, ...options.limits })
+
+/** The host's calls, by name. */
+const tags: ReadonlySet<string> = new Set(HostRpcs.requests.keys())
+
+/** NDJSON whose lines are at most the frame limit. */
+const serialization = (options: Options) =>
+  Layer.succeed(RpcSerialization.RpcSerialization, RpcSerialization.makeNdjson({ maxBufferSize: limitsOf(options).maxFrameBytes }))
+
 /** The host answering on this process's stdin and stdout. */
 export const layerStdio = (options: Options) =>
   RpcServer.layer(HostRpcs).pipe(
     Layer.provide(handlers(options)),
     Layer.provide(RpcServer.layerProtocolStdio({ stdin: NodeStream.stdin, stdout: NodeSink.stdout })),
-    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(serialization(options)),
     Layer.provide(services(options))
   )
 
-/** The host answering the connections of a socket server. */
-const overSocketServer = <E>(options: Options, server: Layer.Layer<SocketServer.SocketServer, E>) =>
+/** The host answering the connections of a listener, which limits them until they authenticate. */
+const overListener = <E>(options: Options, listener: Layer.Layer<RpcServer.Protocol | Listener.Sessions, E>) =>
   RpcServer.layer(HostRpcs).pipe(
     Layer.provide(handlers(options)),
-    Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(server),
-    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provideMerge(listener),
     Layer.provide(services(options))
   )
 
 /** The host answering on a TCP port (loopback by default). */
 export const layerTcp = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
-  overSocketServer(options, NodeSocketServer.layer({ port: options.port, host: options.host ?? "127.0.0.1" }))
+  overListener(options, Listener.layerTcp({ port: options.port, host: options.host ?? "127.0.0.1", limits: limitsOf(options), tags }))
 
 /** The host answering WebSocket connections on a port (loopback by default), for fleets behind HTTP infrastructure. */
 export const layerWebSocket = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
-  overSocketServer(options, NodeSocketServer.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1" }))
+  overListener(options, Listener.layerWebSocket({ port: options.port, host: options.host ?? "127.0.0.1", limits: limitsOf(options), tags }))

@@ -12,5 +12,7 @@ export * as Host from "./Host.js"
 export * as HostIdentity from "./HostIdentity.js"
 /** The host's RPC group. */
 export * as HostProtocol from "./HostProtocol.js"
+/** What a controller records of its remote jobs. */
+export * as RemoteRecords from "./RemoteRecords.js"
 /** Leases: grants signed by a host. */
 export * as Lease from "./Lease.js"

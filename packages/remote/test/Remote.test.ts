@@ -1,23 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { RetentionQuota } from "@spillway/core"
-import { Controller, HostIdentity, Lease } from "@spillway/remote"
+import { Retention } from "@spillway/core"
+import { Controller, HostIdentity, Lease, RemoteRecords } from "@spillway/remote"
 import { Clock, Effect, Exit, Layer, Scope } from "effect"
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { bin, hostFiles, hostProcess } from "./hosts.js"
 
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
 const me = { owner: "controller-1", channel: "conv-1" }
-
-/** A host's directory and credentials file (credential to scope). */
-const hostFiles = (credentials: Record<string, string>) => {
-  const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-host-"))
-  const file = Path.join(directory, "credentials.json")
-  Fs.writeFileSync(file, JSON.stringify({ credentials }))
-  return { directory: Path.join(directory, "host"), credentials: file, root: directory }
-}
 
 /** The lease capability over a host started as a child speaking over its stdio. */
 const overStdio = (files: { readonly directory: string; readonly credentials: string }) =>
@@ -50,7 +39,7 @@ describe("a host over stdio", () => {
       expect(next).toMatchObject({ content: "from the host\nbye\n", truncated: false })
       expect(yield* leased.status(job.pid)).toMatchObject({ pid: job.pid, status: "exited", exit_code: 0 })
       // the spool is on the host, in its own directory, and expiry deletes it there
-      const spools = () => Fs.readdirSync(Path.join(files.directory, "spools")).filter((f) => f.endsWith(".spool"))
+      const spools = () => Fs.readdirSync(Path.join(files.directory, "spools")).filter((f) => f.startsWith("job-"))
       expect(spools().length).toBe(1)
       expect(yield* leased.expire(job.pid)).toEqual({ pid: job.pid, deleted: true })
       expect(spools()).toEqual([])
@@ -71,7 +60,7 @@ describe("a host over stdio", () => {
       expect((yield* Effect.flip(b.poll(job.pid))).message).toMatch(/no job with pid|may not/)
       // a forged lease: the right shape, signed with another secret
       const client = Effect.provide(Controller.HostConnection, context)
-      const forged = Lease.issue(new Uint8Array(32).fill(1), { scope: "team-a", owner: me.owner, channel: me.channel, host: a.host, fence: Lease.fenceOf("cred-a") })
+      const forged = Lease.issue(new Uint8Array(32).fill(1), { scope: "team-a", owner: me.owner, channel: me.channel, host: a.host, fence: Lease.fenceOf("cred-a"), issuedAt: Date.now(), expiresAt: Date.now() + 60_000 })
       const refused = yield* Effect.flip(Effect.flatMap(client, (c) => c.Poll({ lease: forged, pid: job.pid })))
       expect(refused.message).toContain("lease refused (forged)")
       // a call naming the pid of a job with another generation (a later job that got the pid) is refused
@@ -92,7 +81,7 @@ describe("a host over stdio", () => {
       const mismatch = yield* Effect.flip(leaseWith("cred-a", { expectHost: a.host }).pipe(Effect.provide(context2)))
       expect(mismatch._tag).toBe("HostMismatch")
       const client2 = Effect.provide(Controller.HostConnection, context2)
-      const old = yield* Effect.flip(Effect.flatMap(client2, (c) => c.Poll({ lease: Lease.issue(new Uint8Array(32), { scope: "x", owner: "x", channel: "x", host: a.host, fence: "x" }), pid: job.pid })))
+      const old = yield* Effect.flip(Effect.flatMap(client2, (c) => c.Poll({ lease: Lease.issue(new Uint8Array(32), { scope: "x", owner: "x", channel: "x", host: a.host, fence: "x", issuedAt: 0, expiresAt: Date.now() + 60_000 }), pid: job.pid })))
       expect(old.message).toContain("lease refused")
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
@@ -100,23 +89,25 @@ describe("a host over stdio", () => {
   it.scopedLive("reserves the 4 MiB allowance before dispatch, and a refused start gives it back", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a": "team-a" })
-      const quota = RetentionQuota.make(6 * 1024 * 1024)
+      const quota = Retention.make({ spool: { bytes: 6 * 1024 * 1024 } })
       const context = yield* Layer.build(
-        overStdio(files).pipe(Layer.provide(Layer.succeed(RetentionQuota.RetentionQuota, quota)))
+        overStdio(files).pipe(Layer.provide(Layer.succeed(Retention.Retention, quota)))
       )
       const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
       // a start the host refuses (no such directory) releases its reservation
       expect((yield* Effect.flip(leased.start({ command: "true", cwd: "/no/such/dir" })))._tag).toBe("HostError")
-      expect(quota.usage().reserved).toBe(0)
+      expect(quota.usage("spool").reserved).toBe(0)
       const job = yield* leased.start({ command: "sleep 0.1" })
-      expect(quota.usage().reserved).toBe(4 * 1024 * 1024)
+      expect(quota.usage("spool").reserved).toBe(4 * 1024 * 1024)
       // local capture cannot take the reserved room, and a second start is refused before dispatch
-      expect(quota.take(3 * 1024 * 1024)).toBe(2 * 1024 * 1024)
+      const local = yield* quota.reserve("spool", 0)
+      expect(local.grow(3 * 1024 * 1024)).toBe(2 * 1024 * 1024)
       const refused = yield* Effect.flip(leased.start({ command: "echo never runs" }))
-      expect(refused._tag).toBe("QuotaExhausted")
+      expect(refused._tag).toBe("QuotaExceeded")
+      yield* local.release
       yield* leased.wait(job.pid, 10_000)
       yield* leased.expire(job.pid)
-      expect(quota.usage().reserved).toBe(0)
+      expect(quota.usage("spool").reserved).toBe(0)
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 })
@@ -125,13 +116,14 @@ describe("a host over TCP", () => {
   it.scopedLive("serves the same calls on a loopback port; a host gone at expiry cannot confirm deletion", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a": "team-a" })
-      const { host, port } = yield* tcpHostProcess(files)
+      const { host, port } = yield* hostProcess(files)
       const context = yield* Layer.build(
         Controller.layer({ callTimeout: "3 seconds" }).pipe(Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })))
       )
       const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "printf 'over tcp\\n'" })
-      expect(((yield* leased.wait(job.pid, 10_000)) as View).output).toBe("over tcp\n")
+      const tcpView = (yield* leased.wait(job.pid, 10_000)) as View
+      expect(tcpView.output).toBe("over tcp\n")
       // the host goes away: at expiry access ends here, and the result says deletion was not confirmed
       host.kill("SIGKILL")
       yield* Effect.async<void>((resume) => void host.once("exit", () => resume(Effect.void)))
@@ -144,27 +136,10 @@ describe("a host over TCP", () => {
 
 /** A host listening on a loopback port (TCP, or WebSocket), as a process of its own, stopped with the scope. */
 const tcpHost = (files: { readonly directory: string; readonly credentials: string }, flag: "--listen" | "--listen-ws" = "--listen") =>
-  Effect.map(tcpHostProcess(files, flag), ({ port }) => port)
-
-/** The same, with the host's process. */
-function tcpHostProcess(files: { readonly directory: string; readonly credentials: string }, flag: "--listen" | "--listen-ws" = "--listen") {
-  return Effect.gen(function*() {
-    const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const host = ChildProcess.spawn(process.execPath, [bin, "host", flag, String(port), "--dir", files.directory, "--credentials", files.credentials], {
-      stdio: ["ignore", "ignore", "pipe"]
-    })
-    yield* Effect.addFinalizer(() => Effect.sync(() => void host.kill("SIGTERM")))
-    yield* Effect.async<void>((resume) => {
-      host.stderr!.on("data", (d: Buffer) => {
-        if (d.toString().includes("listening")) resume(Effect.void)
-      })
-    })
-    return { host, port }
-  })
-}
+  Effect.map(hostProcess(files, flag), ({ port }) => port)
 
 /** A controller over TCP whose records live at `manifests`. */
-const controller = (port: number, manifests: Layer.Layer<Controller.RemoteManifests, unknown>) =>
+const controller = (port: number, manifests: Layer.Layer<RemoteRecords.RemoteRecords, unknown>) =>
   Controller.layer().pipe(
     Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })),
     Layer.provide(Layer.orDie(manifests))

@@ -7,15 +7,16 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { Cursor, Evidence, Preview, Process, ProcessView, Spill, ToolOutput } from "@spillway/core"
-import { Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
-import * as Os from "node:os"
+import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Secrets, Spill, ToolOutput } from "@spillway/core"
+import { Duration, Effect, Layer, Option } from "effect"
+import * as Replies from "./Replies.js"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
 
-/** Who the tools act for: evidence and jobs belong to this owner and channel. */
-export class ToolCaller extends Context.Tag("@spillway/tools/ToolCaller")<ToolCaller, Process.Caller>() {}
+/** Who the tools act for: kept output and jobs belong to this owner and channel (the core's `CurrentCaller`). */
+export const ToolCaller = Access.CurrentCaller
+
+/** Who the tools act for. */
+export type ToolCaller = Access.CurrentCaller
 
 /** Read-back hints in the tools' own names, for previews the tools produce. */
 export const hint: Preview.ReadHint = (filename, nextLine) => ({
@@ -27,20 +28,20 @@ export const hint: Preview.ReadHint = (filename, nextLine) => ({
 export const grepHint: Preview.GrepHint = (pattern, filename) =>
   `grep_spill filename=${filename} pattern=${JSON.stringify(pattern)}`
 
-/** Most raw bytes of a command's output kept for `get_tool_output` (the evidence profile keeps 4 MiB per result). */
-const EVIDENCE_BYTES = 4 * 1024 * 1024
-
-const failure = (e: unknown): ToolFailure => {
+const failure = (e: unknown, masker: Secrets.Masker | undefined): ToolFailure => {
   const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+  const words = typeof error.message === "string" && error.message !== "" ? error.message : String(e)
   return new ToolFailure({
-    reason: typeof error._tag === "string" ? error._tag : "Error",
-    detail: typeof error.message === "string" && error.message !== "" ? error.message : String(e)
+    reason: typeof error._tag === "string" ? Replies.cut(error._tag, 64) : "Error",
+    // the words quote what was refused: bounded and masked, whatever the argument was
+    detail: Replies.safe(words, { masker })
   })
 }
 
 /** Runs a handler body, turning every failure into a ToolFailure. */
 const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ToolFailure, R> =>
-  Effect.mapError(effect, failure)
+  Effect.catchAll(effect, (e) =>
+    Effect.flatMap(Effect.serviceOption(Secrets.Secrets), (masker) => Effect.fail(failure(e, Option.getOrUndefined(masker)))))
 
 const missing = (field: string, action: string) =>
   new ToolFailure({ reason: "InvalidRequest", detail: `${action} needs ${field}` })
@@ -50,9 +51,11 @@ const readSpill = (params: { readonly filename: string; readonly offset?: number
     const page = yield* Spill.readSpill(params.filename, { offset: params.offset, limit: params.limit })
     // a marker when the page is not the whole file; where to go on is in next_offset
     const partial = page.nextOffset !== undefined || page.offset > 1
-    const marker = page.lines === 0
-      ? `[Showing lines 0 of ${page.totalLines}]`
-      : `[Showing lines ${page.offset}-${page.offset + page.lines - 1} of ${page.totalLines}]`
+    const marker = Marker.format({
+      ranges: page.lines === 0 ? [] : [{ from: page.offset, to: page.offset + page.lines - 1 }],
+      totalLines: page.totalLines,
+      cutLine: page.cutLine
+    })
     return {
       text: partial ? `${page.text}${page.text === "" || page.text.endsWith("\n") ? "" : "\n"}${marker}` : page.text,
       filename: page.filename,
@@ -71,11 +74,12 @@ const grepSpill = (params: {
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
-    const caller = yield* ToolCaller
     const output = yield* ToolOutput.ToolOutput
     const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
     const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
-    const summary = r.matches.length === 0
+    const summary = r.stoppedAtLine !== undefined
+      ? `[the search stopped at its deadline at line ${r.stoppedAtLine} of ${r.totalLines}: ${r.matches.length === 0 ? "no" : r.matches.length} matching lines before it; narrow the pattern]`
+      : r.matches.length === 0
       ? `no line of ${r.filename} matches ${JSON.stringify(r.pattern)}`
       : r.more
       ? `[${r.matches.length} matching lines shown; more match: narrow the pattern or raise max_results]`
@@ -83,21 +87,21 @@ const grepSpill = (params: {
     // many long matching lines could pass the model ceiling: the text keeps its head within it
     const delivered = yield* output.deliver({
       tool: "grep_spill",
-      output: [...lines, summary].filter((l) => l !== "").join("\n"),
-      owner: { conversationId: caller.channel, runId: caller.channel }
+      output: [...lines, summary].filter((l) => l !== "").join("\n")
     })
     return {
       text: delivered.body,
       matches: r.matches.map((m) => ({ line: m.line, text: m.text, cut: m.cut })),
       more: r.more,
-      total_lines: r.totalLines
+      total_lines: r.totalLines,
+      ...(r.stoppedAtLine !== undefined ? { stopped_at_line: r.stoppedAtLine } : {})
     }
   }))
 
 const getToolOutput = (params: { readonly cursor: string }) =>
   handled(Effect.gen(function*() {
     const caller = yield* ToolCaller
-    const page = yield* Evidence.getToolOutput(params.cursor, caller.owner)
+    const page = yield* Evidence.getToolOutput(params.cursor, caller)
     if ("content" in page) {
       return {
         text: page.content,
@@ -120,8 +124,12 @@ const getToolOutput = (params: { readonly cursor: string }) =>
     }
   }))
 
-const viewResult = (result: ProcessView.StatusView | ProcessView.Page) => {
+const viewResult = (result: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => {
   if (result._tag === "StatusView") return { text: result.text, pid: result.retention.pid, retention: result.retention }
+  if (result._tag === "Lines") {
+    const { _tag, content, ...lines } = result
+    return { text: content, pid: result.pid, lines: { ...lines, text: content } }
+  }
   const { _tag, content, ...page } = result
   return { text: content, pid: result.pid, page: { ...page, text: content } }
 }
@@ -140,6 +148,9 @@ type ProcessParams = {
   readonly close?: boolean | undefined
   readonly signal?: string | undefined
   readonly stdin?: boolean | undefined
+  readonly line?: number | undefined
+  readonly lines?: number | undefined
+  readonly keep_whole?: boolean | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -153,7 +164,7 @@ const readProcess = (params: ProcessParams) =>
     switch (params.action) {
       case "poll": {
         const pid = yield* pidOf(params)
-        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit })))
+        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit, line: params.line, lines: params.lines })))
       }
       case "wait": {
         const pid = yield* pidOf(params)
@@ -181,7 +192,13 @@ const manageProcess = (params: ProcessParams) =>
         if (params.command === undefined || params.command.trim() === "") return yield* missing("command", "start")
         const spawn = yield* Process.ProcessSpawn
         const started = yield* handled(
-          spawn.start(caller, { command: params.command, shell: true, cwd: params.cwd, stdin: params.stdin === true ? "pipe" : "closed" })
+          spawn.start(caller, {
+            command: params.command,
+            shell: true,
+            cwd: params.cwd,
+            stdin: params.stdin === true ? "pipe" : "closed",
+            keep: params.keep_whole === true ? "whole" : "head-and-tail"
+          })
         )
         const read = yield* Process.ProcessRead
         return viewResult(yield* handled(read.poll(caller, { pid: started.pid })))
@@ -192,7 +209,7 @@ const manageProcess = (params: ProcessParams) =>
         if (params.data === undefined && params.close !== true) return yield* missing("data or close", "write_stdin")
         if (params.data !== undefined) yield* handled(control.writeStdin(caller, pid, params.data))
         if (params.close === true) yield* handled(control.closeStdin(caller, pid))
-        return { text: `wrote ${params.data === undefined ? 0 : Buffer.byteLength(params.data)} bytes to job ${pid}${params.close === true ? " and closed its stdin" : ""}`, pid }
+        return { text: `wrote ${params.data === undefined ? 0 : new TextEncoder().encode(params.data).length} bytes to job ${pid}${params.close === true ? " and closed its stdin" : ""}`, pid }
       }
       case "signal": {
         const pid = yield* pidOf(params)
@@ -206,81 +223,28 @@ const manageProcess = (params: ProcessParams) =>
     }
   })
 
-/** An exit status as a shell gives it: 128+N for signal N. */
-const signalStatus = (error: unknown): number | null => {
-  const text = String((error as { message?: unknown }).message ?? error)
-  const name = /signal: (SIG[A-Z0-9]+)/.exec(text)?.[1]
-  const n = name !== undefined ? Os.constants.signals[name as NodeJS.Signals] : undefined
-  return n !== undefined ? 128 + n : null
-}
-
 const runCommand = (params: { readonly command: string; readonly cwd?: string | undefined; readonly timeout_ms?: number | undefined }) =>
   handled(Effect.scoped(Effect.gen(function*() {
-    const caller = yield* ToolCaller
     const write = yield* Spill.SpillWrite
-    const executor = yield* CommandExecutor.CommandExecutor
+    const runner = yield* Child.ChildRunner
     const evidence = yield* Evidence.Evidence
-    const key = yield* Cursor.CursorKey
+    const timeout = params.timeout_ms ?? 600_000
+    // one body, masked as it is written: read_spill reads it by name, get_tool_output by cursor
     const capture = yield* write.capture({ tool: "run_command" })
-    let command = Command.make("/bin/sh", "-c", params.command).pipe(Command.stdin(Stream.empty))
-    if (params.cwd !== undefined) command = Command.workingDirectory(command, params.cwd)
-    const process = yield* executor.start(command)
-    // the start of the raw output, kept for get_tool_output's evidence (which scrubs it)
-    const head: Array<Uint8Array> = []
-    let headBytes = 0
-    const lock = yield* Effect.makeSemaphore(1)
-    const take = (chunk: Uint8Array) =>
-      lock.withPermits(1)(Effect.suspend(() => {
-        if (headBytes < EVIDENCE_BYTES) {
-          const part = chunk.slice(0, EVIDENCE_BYTES - headBytes)
-          head.push(part)
-          headBytes += part.length
-        }
-        return capture.write(chunk)
-      }))
-    const drain = yield* Effect.fork(Effect.all(
-      [Stream.runForEach(process.stdout, take), Stream.runForEach(process.stderr, take)],
-      { concurrency: 2, discard: true }
-    ))
-    const exit = yield* Effect.either(process.exitCode).pipe(
-      Effect.timeoutOption(Duration.millis(params.timeout_ms ?? 600_000))
-    )
+    const child = yield* runner.start({ command: params.command, shell: true, cwd: params.cwd }, capture.write)
+    const exit = yield* child.exit.pipe(Effect.timeoutOption(Duration.millis(timeout)))
     const timedOut = Option.isNone(exit)
-    if (timedOut) {
-      yield* process.kill("SIGTERM").pipe(
-        Effect.timeout(Duration.seconds(3)),
-        Effect.catchAll(() => process.kill("SIGKILL").pipe(Effect.timeout(Duration.seconds(3)))),
-        Effect.ignore
-      )
-    }
-    yield* drain.await.pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
-    const code = Option.match(exit, {
-      onNone: () => null,
-      onSome: Either.match({ onLeft: signalStatus, onRight: (c) => c as number })
-    })
+    const status = Option.isSome(exit) ? exit.value : yield* child.terminate
+    const code = timedOut ? null : status.status
     const kept = yield* capture.finish(code ?? 124)
-    let cursor: string | null = null
-    if (kept.truncated) {
-      const retained = yield* Effect.either(evidence.retain({
-        owner: caller.owner,
-        tool: "run_command",
-        status: timedOut ? "timed out" : `exit ${code}`,
-        body: Buffer.concat(head)
-      }))
-      if (Either.isRight(retained)) {
-        cursor = yield* Cursor.encode({ tool: Evidence.TOOL, evidence: retained.right.evidence, offset: 0, unit: "code_point" }).pipe(
-          Effect.provideService(Cursor.CursorKey, key)
-        )
-      }
-    }
-    const note = timedOut ? `\n[stopped after ${params.timeout_ms ?? 600_000} ms: the command did not finish]` : ""
+    const note = timedOut ? `\n[stopped after ${timeout} ms: the command did not finish]` : ""
     return {
       text: kept.text + note,
       exit_code: code,
       timed_out: timedOut,
       truncated: kept.truncated,
       filename: kept.filename ?? null,
-      cursor
+      cursor: kept.filename !== undefined ? evidence.cursorFor(kept.filename) : null
     }
   })))
 
@@ -293,8 +257,7 @@ export type FullNeeds =
   | Spill.SpillWrite
   | Process.ProcessSpawn
   | Process.ProcessControl
-  | CommandExecutor.CommandExecutor
-  | Cursor.CursorKey
+  | Child.ChildRunner
 
 /** Handlers of the read toolkit, over the read capabilities in context. */
 export const readLayer = ReadToolkit.toLayer(Effect.map(Effect.context<ReadNeeds>(), (context) => ReadToolkit.of({
@@ -320,4 +283,4 @@ export type ReadHandlers = Layer.Layer.Success<typeof readLayer>
 export type FullHandlers = Layer.Layer.Success<typeof fullLayer>
 
 /** A fixed caller, for a server that acts for one principal. */
-export const layerCaller = (caller: Process.Caller): Layer.Layer<ToolCaller> => Layer.succeed(ToolCaller, caller)
+export const layerCaller = (caller: Access.Caller): Layer.Layer<ToolCaller> => Access.layerCaller(caller)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -25,7 +26,6 @@ const connect = async (args: ReadonlyArray<string> = [], directory?: string) => 
       PATH: process.env.PATH ?? "",
       HOME: dir,
       SPILLWAY_OUTPUT_DIR: dir,
-      SPILLWAY_SCRATCH_DIR: Path.join(dir, "scratch"),
       SPILLWAY_OWNER: "tester"
     },
     stderr: "pipe"
@@ -265,6 +265,101 @@ describe("spillway mcp --agents", () => {
     const unknown = await call(client, "spawn_agent", { agent: "nobody", task: "x" })
     expect(unknown.isError).toBe(true)
     expect(textOf(unknown)).toContain("the catalog has echo, broken")
+    // ids no agent has: rows that say so, never a failure of the server
+    const odd = await call(client, "wait_for_agents", { agent_ids: ["no such agent", "../x", "ünïcødé", "x".repeat(200)], timeout_ms: 0 })
+    expect(odd.isError).toBeFalsy()
+    expect(odd.structuredContent!.agents.map((r: { status: string }) => r.status)).toEqual(["not_found", "not_found", "not_found", "not_found"])
+    const notFound = await call(client, "get_agent_results", { agent_id: "../x" })
+    expect(notFound.isError).toBe(true)
+    expect(textOf(notFound)).toContain("no agent \"../x\"")
     await client.close()
+
+    // the results are bodies of the server's store: a server started again reads them, and they expire in a day
+    const again = await connect(["--agents", catalog], dir)
+    const kept = await call(again.client, "get_agent_results", { agent_id: ids[1] })
+    expect(kept.structuredContent).toMatchObject({ kind: "error", status: "failed", text: "broken\n[/bin/sh ended with exit code 4]" })
+    expect(Date.parse(kept.structuredContent!.expires_at) - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000)
+    const restored = await call(again.client, "wait_for_agents", { agent_ids: ids, timeout_ms: 0 })
+    expect(restored.structuredContent!.audit.durable_results).toEqual(ids)
+    expect(Fs.existsSync(Path.join(dir, ".agents", "results"))).toBe(false)
+    await again.client.close()
   }, 30_000)
+
+  it("refuses to start on a catalog that is not one, saying what is wrong", async () => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-agents-"))
+    dirs.push(dir)
+    const catalog = Path.join(dir, "catalog.json")
+    Fs.writeFileSync(catalog, JSON.stringify({ agents: [{ name: "no-command", description: "has none", command: [] }] }))
+    const run = ChildProcess.spawnSync(process.execPath, [bin, "mcp", "--agents", catalog], {
+      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir },
+      input: "",
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("is not an agent catalog")
+    expect(run.stderr).toContain("command")
+  }, 30_000)
+})
+
+describe("spillway mcp with hostile patterns", () => {
+  /** Lines of random a and b: RE2's DFA gives up on the pattern below, and its NFA takes about a second a line. */
+  const heavyLines = `node -e "for (let i = 0; i < 24; i++) { let s = ''; for (let k = 0; k < 65000; k++) s += Math.random() < 0.5 ? 'a' : 'b'; console.log(s) }"`
+  const heavy = "(?:a|b)*a[ab]{999}[^ab]"
+  /** Calls `first`, and `second` once `first` has had a moment; says which answered first. */
+  const race = async (first: () => Promise<Result>, second: () => Promise<Result>) => {
+    const order: Array<string> = []
+    const started = Date.now()
+    const a = first().then((r) => (order.push("first"), { r, seconds: (Date.now() - started) / 1000 }))
+    await new Promise((r) => setTimeout(r, 500))
+    const b = second().then((r) => (order.push("second"), r))
+    const [one, two] = await Promise.all([a, b])
+    return { order, first: one, second: two }
+  }
+
+  it("a search that cannot finish ends at its deadline with a clear result, and other calls are served meanwhile", async () => {
+    const { client } = await connect()
+    const run = await call(client, "run_command", { command: heavyLines })
+    const filename = run.structuredContent!.filename as string
+    const r = await race(
+      () => call(client, "grep_spill", { pattern: heavy, filename }),
+      () => call(client, "read_spill", { filename, offset: 1, limit: 1 })
+    )
+    expect(r.order).toEqual(["second", "first"])
+    expect(r.second.isError).toBeFalsy()
+    expect(r.first.r.structuredContent).toMatchObject({ matches: [], total_lines: 24 })
+    expect(r.first.r.structuredContent!.stopped_at_line).toBeGreaterThanOrEqual(1)
+    expect(textOf(r.first.r)).toContain("the search stopped at its deadline")
+    // the search deadline is 10 seconds
+    expect(r.first.seconds).toBeLessThan(15)
+    await client.close()
+  }, 60_000)
+
+  it("a wait pattern ends with the wait's timeout, on the full and the read-only server, serving others meanwhile", async () => {
+    const full = await connect()
+    const started = await call(full.client, "manage_process", { action: "start", command: `${heavyLines}; sleep 60` })
+    const pid = started.structuredContent!.pid as number
+    const ready = await call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 30_000, pattern: "^[ab]{10}" })
+    expect(textOf(ready)).toContain(`"ended_by":"match"`)
+    const r = await race(
+      () => call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 3000, pattern: heavy }),
+      () => call(full.client, "manage_process", { action: "list" })
+    )
+    expect(r.order).toEqual(["second", "first"])
+    expect(textOf(r.first.r)).toContain(`"ended_by":"timeout"`)
+    expect(r.first.seconds).toBeLessThan(10)
+    await call(full.client, "manage_process", { action: "signal", pid, signal: "SIGKILL" })
+    await call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 10_000 })
+    await full.client.close()
+
+    const { client } = await connect(["--read-only"], full.dir)
+    const again = await race(
+      () => call(client, "manage_process", { action: "wait", pid, timeout_ms: 3000, pattern: heavy }),
+      () => call(client, "manage_process", { action: "list" })
+    )
+    expect(again.order).toEqual(["second", "first"])
+    expect(textOf(again.first.r)).toContain(`"ended_by":"timeout"`)
+    expect(again.first.seconds).toBeLessThan(10)
+    await client.close()
+  }, 90_000)
 })

@@ -1,201 +1,143 @@
-import { Buffer } from "node:buffer"
-import { Clock, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
+import { Effect, type Scope } from "effect"
+import type * as Access from "../Access.js"
+import type * as Body from "../Body.js"
 import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
 import * as Salience from "../Salience.js"
-import type * as Secrets from "../Secrets.js"
 import type { KeptOutput, OutputCapture } from "../Spill.js"
 import type * as SpillPolicy from "../SpillPolicy.js"
-import * as SpillStore from "../SpillStore.js"
 import * as Utf8 from "../Utf8.js"
+import { concat } from "./bytes.js"
 
 /** @internal */
 export interface CaptureOptions {
   readonly maxChars: number
-  /** Most bytes saved to one file; the rest is counted, not saved, and the preview says so. */
+  /** Most bytes saved to one body; the rest is counted, not saved, and the preview says so. */
   readonly maxFileBytes: number
   readonly hint?: Preview.ReadHint | undefined
   readonly grepHint?: Preview.GrepHint | undefined
   readonly salience?: Salience.Compiled | undefined
+  readonly tool: string
+  readonly caller: Access.Caller
 }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
-
-const BATCH_BYTES = 1 << 20
-
-const describe = (e: { readonly message: string }) => e.message
-
 /**
- * Streams output through the masker into memory, and into a spill file once
- * it is longer than the cap can ever show whole, keeping the start and the end
- * for the preview.
+ * A command's output through one body writer: masked as it arrives, held in
+ * memory while it may still be shown whole, and stored (within the profile's
+ * limit, after the policy admits it) once it is longer than the cap can ever
+ * show. The preview is built from the masked start and end, so nothing a
+ * model sees is cut from raw bytes.
  *
  * @internal
  */
 export const make = (
-  store: SpillStore.Service,
+  bodies: Body.Service,
   policy: SpillPolicy.Service,
-  masker: Secrets.Masker,
   options: CaptureOptions
 ): Effect.Effect<OutputCapture, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const outer = yield* Effect.scope
     const salience = options.salience
     const tracker = salience ? Salience.tracker(salience) : undefined
-    const masking = tracker ? masker.stream({ literals: salience!.literals, onMark: tracker.mark }) : masker.stream()
     const index = LineIndex.builder() // the whole output
-    const fileIndex = LineIndex.builder() // what the file holds: the same, unless the output passed maxFileBytes
-    let written = 0
-    let full = false // the file reached maxFileBytes
     // Every code point takes at most four bytes, so more bytes than this can never fit the cap whole.
     const keep = options.maxChars * 4 + 4
     const head: Array<Uint8Array> = []
     let headBytes = 0
+    // the end of the output, at least `keep` bytes of it, with the byte before each part (-1 at the start)
     const tail: Array<Uint8Array> = []
+    const before: Array<number> = []
     let tailBytes = 0
-    let beforeTail = -1 // the byte just before the kept tail, or -1 at the start of the output
+    let last = -1
     let total = 0
-    let mode = "memory" as "memory" | "spilling" | "failed"
-    let sink: SpillStore.SpillSink | undefined
-    let sinkScope: Scope.CloseableScope | undefined
-    let failure: string | undefined
+    // the end of the first line, at least `keep` bytes of it, while the line goes on past the head
+    const firstEnd: Array<Uint8Array> = []
+    let firstEndBytes = 0
+    let firstDone = false
 
-    const fail = (reason: string) =>
-      Effect.gen(function*() {
-        mode = "failed"
-        failure = reason
-        sink = undefined
-        if (sinkScope) yield* Scope.close(sinkScope, Exit.void)
-        sinkScope = undefined
-      })
-
-    const startSpilling = Effect.gen(function*() {
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const filename = SpillStore.makeFilename(now)
-      const refused = yield* Effect.flip(policy.check({ _tag: "spill/write", filename })).pipe(Effect.option)
-      if (refused._tag === "Some") return yield* fail(describe(refused.value))
-      sinkScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-      const created = yield* store.create(filename).pipe(Scope.extend(sinkScope), Effect.either)
-      if (created._tag === "Left") return yield* fail(describe(created.left))
-      sink = created.right
-      mode = "spilling"
-      for (const chunk of head) {
-        if (mode !== "spilling") break
-        yield* writeSink(chunk)
+    /** Sees every masked byte in order (fresh arrays, never reused): the preview's head and tail, the line count, the salient lines. */
+    const onMasked = (chunk: Uint8Array) => {
+      if (chunk.length === 0) return
+      tracker?.accept(chunk, total, index.newlines() + 1)
+      if (!firstDone) {
+        const br = chunk.indexOf(10)
+        if (br !== -1) firstDone = true
+        const part = br === -1 ? chunk : chunk.subarray(0, br)
+        const end = part.length > keep ? part.subarray(part.length - keep) : part
+        if (end.length > 0) {
+          firstEnd.push(end)
+          firstEndBytes += end.length
+        }
+        while (firstEnd.length > 1 && firstEndBytes - firstEnd[0]!.length >= keep) firstEndBytes -= firstEnd.shift()!.length
       }
-    })
+      index.push(chunk)
+      total += chunk.length
+      if (headBytes < keep) {
+        const part = chunk.subarray(0, keep - headBytes)
+        head.push(part)
+        headBytes += part.length
+      }
+      const end = chunk.length > keep ? chunk.subarray(chunk.length - keep) : chunk
+      tail.push(end)
+      before.push(end === chunk ? last : chunk[chunk.length - keep - 1]!)
+      tailBytes += end.length
+      last = chunk[chunk.length - 1]!
+      while (tail.length > 1 && tailBytes - tail[0]!.length >= keep) {
+        tailBytes -= tail.shift()!.length
+        before.shift()
+      }
+    }
 
-    // Writes go out in batches through two buffers, one in flight while the
-    // other fills, so that reading the command's output never waits on the
-    // disk and no batch allocates.
-    const buffers = [new Uint8Array(0), new Uint8Array(0)]
-    let current = 0
-    let batchBytes = 0
-    let inFlight: Fiber.RuntimeFiber<void> | undefined
-    const settle = Effect.suspend(() => {
-      const f = inFlight
-      inFlight = undefined
-      return f ? Fiber.join(f) : Effect.void
-    })
-    const flush = Effect.gen(function*() {
-      yield* settle
-      const data = buffers[current]!.subarray(0, batchBytes)
-      batchBytes = 0
-      current = 1 - current
-      if (mode !== "spilling" || data.length === 0) return
-      inFlight = yield* sink!.write(data).pipe(
-        Effect.catchAll((e) => fail(describe(e))),
-        Effect.forkIn(outer)
-      )
-    })
-    // Keeps the file within maxFileBytes: whole lines up to the limit (or a
-    // code-point cut of a line longer than all of it), then nothing more.
-    const writeSink = (bytes: Uint8Array): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (full) return Effect.void
-        let chunk = bytes
-        if (written + chunk.length > options.maxFileBytes) {
-          full = true
-          const room = chunk.subarray(0, options.maxFileBytes - written)
-          const lastBreak = room.lastIndexOf(10)
-          chunk = lastBreak !== -1 ? room.subarray(0, lastBreak + 1) : written === 0 ? room.subarray(0, Utf8.byteBoundary(room, room.length)) : room.subarray(0, 0)
-        }
-        written += chunk.length
-        fileIndex.push(chunk)
-        return toBatch(chunk)
-      })
-    const toBatch = (chunk: Uint8Array): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (buffers[current]!.length === 0) buffers[current] = new Uint8Array(BATCH_BYTES)
-        const room = BATCH_BYTES - batchBytes
-        buffers[current]!.set(chunk.subarray(0, room), batchBytes)
-        batchBytes += Math.min(room, chunk.length)
-        if (batchBytes < BATCH_BYTES) return Effect.void
-        return chunk.length > room ? Effect.zipRight(flush, toBatch(chunk.subarray(room))) : flush
-      })
-
-    const accept = (chunk: Uint8Array) =>
-      Effect.gen(function*() {
-        if (chunk.length === 0) return
-        tracker?.accept(chunk, total, index.newlines() + 1)
-        index.push(chunk)
-        total += chunk.length
-        if (headBytes < keep) {
-          const part = chunk.subarray(0, keep - headBytes)
-          head.push(part)
-          headBytes += part.length
-        }
-        tail.push(chunk)
-        tailBytes += chunk.length
-        while (tail.length > 1 && tailBytes - tail[0]!.length >= keep) {
-          const dropped = tail.shift()!
-          tailBytes -= dropped.length
-          beforeTail = dropped[dropped.length - 1]!
-        }
-        if (mode === "spilling") {
-          yield* writeSink(chunk)
-        } else if (mode === "memory" && total > keep) {
-          yield* startSpilling
-          // `head` may not hold all of this chunk: write what it cut off
-          const inHead = Math.max(0, headBytes - (total - chunk.length))
-          if ((mode as string) === "spilling" && inHead < chunk.length) yield* writeSink(chunk.subarray(inHead))
-        }
-      })
+    const writer = yield* bodies.create({
+      profile: "spill",
+      owner: options.caller.owner,
+      channel: options.caller.channel,
+      tool: options.tool,
+      status: "running",
+      maxBytes: options.maxFileBytes,
+      cut: "line",
+      deferBytes: keep,
+      onMasked,
+      ...(salience !== undefined && tracker !== undefined ? { watch: { literals: salience.literals, onMark: tracker.mark } } : {}),
+      admit: (filename) => Effect.mapError(policy.check({ _tag: "spill/write", filename }), (e) => e.message)
+    }).pipe(Effect.orDie)
 
     const tailView = () => {
-      const bytes = concat(tail)
-      const skip = Math.max(0, bytes.length - keep)
-      let start = skip
+      const bytes = concat(tail.length === 0 ? [new Uint8Array(0)] : tail)
+      let start = Math.max(0, bytes.length - keep)
       while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
-      const atLineStart = start === 0 ? (beforeTail === -1 || beforeTail === 10) : bytes[start - 1] === 10
+      const atLineStart = start === 0 ? (before[0] ?? -1) === -1 || before[0] === 10 : bytes[start - 1] === 10
       return { text: Utf8.decodeLossy(bytes.subarray(start)), atLineStart }
+    }
+
+    /** The end of a first line longer than the head, from a code point boundary. */
+    const firstLineEnd = () => {
+      if (index.firstLineBytes() <= headBytes || firstEnd.length === 0) return undefined
+      const bytes = concat(firstEnd)
+      let start = Math.max(0, bytes.length - keep)
+      while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
+      return Utf8.decodeLossy(bytes.subarray(start))
     }
 
     const finish = (exitCode: number) =>
       Effect.gen(function*() {
-        yield* accept(masking.end())
+        yield* writer.end
         const lines = index.result()
-        if (mode === "memory") {
-          const text = Utf8.decodeLossy(concat(head))
-          if (Utf8.codePointLength(text) <= options.maxChars) {
-            return {
-              text,
-              exitCode,
-              truncated: false,
-              totalLines: lines.lines,
-              totalBytes: total,
-              shown: lines.lines > 0 ? [{ from: 1, to: lines.lines }] : []
-            } satisfies KeptOutput
-          }
-          yield* startSpilling
+        const headText = Utf8.decodeLossy(concat(head.length === 0 ? [new Uint8Array(0)] : head))
+        if (headBytes === total && Utf8.codePointLength(headText) <= options.maxChars) {
+          yield* writer.discard
+          return {
+            text: headText,
+            exitCode,
+            truncated: false,
+            totalLines: lines.lines,
+            totalBytes: total,
+            shown: lines.lines > 0 ? [{ from: 1, to: lines.lines }] : []
+          } satisfies KeptOutput
         }
-        yield* flush
-        yield* settle
-        if ((mode as string) === "spilling") {
-          const committed = yield* sink!.commit(fileIndex.result()).pipe(Effect.either)
-          if (committed._tag === "Left") yield* fail(describe(committed.left))
-        }
-        const saved = mode === "spilling" ? sink!.filename : undefined
+        const sealed = yield* Effect.either(writer.seal({ status: `exit ${exitCode}` }))
+        const saved = sealed._tag === "Right" ? sealed.right : undefined
+        const notSaved = sealed._tag === "Left" ? (writer.progress().captureError ?? sealed.left.message) : undefined
+        const inPart = saved !== undefined && saved.bytes < total ? { lines: saved.lines, bytes: saved.bytes } : undefined
         const t = tailView()
         const found = tracker?.result()
         const salient = found && found.total > 0 ? found : undefined
@@ -203,16 +145,17 @@ export const make = (
           salient: salient && { lines: salient.lines, total: salient.total, grep: salience!.grepPattern(salient.rules) },
           grepHint: options.grepHint,
           exitCode,
-          head: Utf8.decodeLossy(concat(head)),
+          head: headText,
           headIsWhole: headBytes === total,
           tail: t.text,
           tailAtLineStart: t.atLineStart,
           totalLines: lines.lines,
           totalBytes: total,
           firstLineBytes: index.firstLineBytes(),
-          saved,
-          savedInPart: saved !== undefined && full ? { lines: fileIndex.result().lines, bytes: written } : undefined,
-          notSaved: failure,
+          firstLineEnd: firstLineEnd(),
+          saved: saved?.id,
+          savedInPart: inPart,
+          notSaved,
           maxChars: options.maxChars,
           hint: options.hint
         })
@@ -223,14 +166,14 @@ export const make = (
           totalLines: lines.lines,
           totalBytes: total,
           shown: preview.ranges,
-          ...(saved !== undefined ? { filename: saved } : { notSaved: failure ?? "unknown reason" }),
-          ...(saved !== undefined && full ? { savedInPart: { lines: fileIndex.result().lines, bytes: written } } : {}),
+          ...(saved !== undefined ? { filename: saved.id } : { notSaved: notSaved ?? "unknown reason" }),
+          ...(inPart !== undefined ? { savedInPart: inPart } : {}),
           ...(salient ? { salient } : {})
         } satisfies KeptOutput
       })
 
     return {
-      write: (chunk) => accept(masking.push(chunk)),
+      write: (chunk) => writer.write(chunk),
       finish
     }
   })

@@ -2,18 +2,29 @@ import { Buffer, isAscii } from "node:buffer"
 import { Clock, Effect } from "effect"
 import type * as Grep from "../Grep.js"
 import * as LineIndex from "../LineIndex.js"
-import type { SpillFile, SpillIoError } from "../SpillStore.js"
+import type { StoreFailed } from "../Errors.js"
 import * as Utf8 from "../Utf8.js"
 
 const CHUNK = 1 << 20
 
-/** Indexes built for files that have none saved beside them, by name and size; one per store. @internal */
+/** A body to read: its name, its size and a way to read a range of it. @internal */
+export interface SpillFile {
+  readonly filename: string
+  readonly size: number
+  readonly read: (position: number, length: number, into?: Uint8Array) => Effect.Effect<Uint8Array, StoreFailed>
+  /** The index its manifest records. */
+  readonly index: LineIndex.LineIndex | undefined
+}
+
+type SpillIoError = StoreFailed
+
+/** Indexes built for bodies whose manifest holds none for their size, by name and size; one per store. @internal */
 export type IndexCache = Map<string, LineIndex.LineIndex>
 
-/** The index saved beside a file, or one built by reading it once (and remembered in `built`). @internal */
+/** The index the manifest records, or one built by reading the body once (and remembered in `built`). @internal */
 export const indexOf = (file: SpillFile, built: IndexCache): Effect.Effect<LineIndex.LineIndex, SpillIoError> =>
   Effect.gen(function*() {
-    const saved = yield* file.index
+    const saved = file.index
     if (saved && saved.bytes === file.size) return saved
     const key = `${file.filename}:${file.size}`
     const known = built.get(key)
@@ -48,6 +59,42 @@ export const locate = (file: SpillFile, index: LineIndex.LineIndex, n: number): 
     return pos
   })
 
+/** A page of lines as read: its bytes, how many lines they are, and the line cut when one line was too long for the page. @internal */
+export interface LinePage {
+  readonly bytes: Uint8Array
+  readonly lines: number
+  readonly cutLine?: { readonly line: number; readonly shownBytes: number; readonly totalBytes: number }
+}
+
+/**
+ * The lines `first` to `end` (exclusive), at bytes `[start, stop)`, within
+ * `maxBytes`: all of them when they fit, else whole lines up to the limit,
+ * else the start of the first line, cut on a code point and stated.
+ *
+ * @internal
+ */
+export const linePage = (
+  file: SpillFile,
+  index: LineIndex.LineIndex,
+  range: { readonly first: number; readonly end: number; readonly start: number; readonly stop: number },
+  maxBytes: number
+): Effect.Effect<LinePage, SpillIoError> =>
+  Effect.gen(function*() {
+    const { end, first, start, stop } = range
+    if (stop - start <= maxBytes) return { bytes: yield* file.read(start, stop - start), lines: end - first }
+    const bytes = yield* file.read(start, maxBytes)
+    const lastBreak = bytes.lastIndexOf(10)
+    if (lastBreak !== -1) {
+      const page = bytes.subarray(0, lastBreak + 1)
+      let lines = 0
+      for (let at = page.indexOf(10); at !== -1; at = page.indexOf(10, at + 1)) lines++
+      return { bytes: page, lines }
+    }
+    const lineEnd = yield* locate(file, index, first + 1)
+    const part = bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length))
+    return { bytes: part, lines: 1, cutLine: { line: first, shownBytes: part.length, totalBytes: lineEnd - start } }
+  })
+
 /** Streams `[start, end)` of a file to `emit` in bounded chunks. @internal */
 export const copyRange = <E>(
   file: SpillFile,
@@ -72,9 +119,12 @@ export interface GrepScan {
 
 /**
  * Scans a file block by block (whole lines), collecting up to `maxResults`
- * matching lines and noting whether more exist; stops at the deadline. Line
- * numbers come from the index's checkpoints, so a block with no match is
- * never counted line by line.
+ * matching lines and noting whether more exist; stops at the deadline,
+ * inside a block too (the engine ends its scan there). A pattern with a
+ * required literal is looked for first with a plain substring search, and
+ * only the lines holding it go to the engine. Line numbers come from the
+ * index's checkpoints, so a block with no match is never counted line by
+ * line.
  *
  * @internal
  */
@@ -82,31 +132,43 @@ export const grep = (
   file: SpillFile,
   index: LineIndex.LineIndex,
   matcher: Grep.Matcher,
+  engine: Grep.PatternEngine["Type"],
   options: { readonly maxResults: number; readonly maxLineChars: number; readonly maxMatchChars: number; readonly deadlineMs: number }
 ): Effect.Effect<GrepScan, SpillIoError> =>
   Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
+    const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMs
     const scan: GrepScan = { matches: [], more: false, clippedLines: 0, scannedLines: 0, stoppedAt: undefined }
     const size = Math.min(BLOCK, Math.max(file.size, 1))
     const buf = Buffer.allocUnsafe(size)
+    const literal = matcher.literal !== undefined ? Buffer.from(matcher.literal, "latin1") : undefined
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
     let pos = 0 // file offset of the next read
     let blockStart = 0 // file offset of buf[0]
     let lineNo = 1 // number of the line starting at buf[0]
     let skipping = false
 
-    const record = (lineText: string, n: number): boolean => {
-      if (lineText.length > options.maxLineChars) scan.clippedLines++
-      const probe = lineText.length > options.maxLineChars ? lineText.slice(0, options.maxLineChars) : lineText
-      if (!matcher.test(probe)) return false
-      if (scan.matches.length >= options.maxResults) {
-        scan.more = true
-        return true
-      }
-      const shown = Utf8.takeCodePoints(lineText, options.maxMatchChars)
-      scan.matches.push({ line: n, text: shown, cut: shown.length < lineText.length })
-      return false
-    }
+    /**
+     * Runs the engine over `text` (lines), whose line `k` is line `numberOf(k)`
+     * of the file; false when the search is over (enough matches, or the deadline).
+     */
+    const search = (text: string, numberOf: (k: number) => number) =>
+      Effect.gen(function*() {
+        const left = deadline - (yield* Clock.currentTimeMillis)
+        const found = yield* engine.scan(matcher, text, {
+          limit: options.maxResults - scan.matches.length,
+          maxLineChars: options.maxLineChars,
+          timeoutMillis: left
+        })
+        scan.clippedLines += found.clipped
+        for (const [k, start, end] of found.matches) {
+          const lineText = text.slice(start, end)
+          const shown = Utf8.takeCodePoints(lineText, options.maxMatchChars)
+          scan.matches.push({ line: numberOf(k), text: shown, cut: shown.length < lineText.length })
+        }
+        if (found.more) scan.more = true
+        if (!found.complete) scan.stoppedAt = numberOf(Math.min(found.lines, Math.max(0, countLines(text) - 1)))
+        return !found.more && found.complete
+      })
 
     // Lines in buf[0, end), where `end` is a line start: from the nearest
     // checkpoint inside the block when there is one, else by counting.
@@ -120,7 +182,7 @@ export const grep = (
     }
 
     while (true) {
-      if ((yield* Clock.currentTimeMillis) - started > options.deadlineMs) {
+      if ((yield* Clock.currentTimeMillis) > deadline) {
         scan.stoppedAt = lineNo
         break
       }
@@ -150,57 +212,37 @@ export const grep = (
       const cut = atEnd ? filled : buf.lastIndexOf(10, filled - 1) + 1
       if (cut === 0) {
         // one line fills the whole buffer: match on its start, then skip the rest of it
-        const start = Utf8.decodeLossy(buf.subarray(0, Math.min(filled, options.maxLineChars * 4)))
+        const start = Utf8.decodeLossy(buf.subarray(0, Math.min(filled, options.maxLineChars * 4))).slice(0, options.maxLineChars)
+        const n = lineNo
+        const go = yield* search(start, () => n)
         scan.clippedLines++
-        if (record(start.slice(0, options.maxLineChars), lineNo)) break
+        if (!go) break
         skipping = true
         continue
       }
       const block = buf.subarray(0, cut)
-      const text = isAscii(block) ? block.toString("latin1") : Utf8.decodeLossy(block)
-      let stop = false
-      if (matcher.candidates) {
-        let cursorLine = lineNo
-        let cursorPos = 0 // start of line `cursorLine` in text
-        let testedThrough = lineNo - 1
-        for (const [s, e] of matcher.candidates(text)) {
-          let next = text.indexOf("\n", cursorPos)
-          while (next !== -1 && next < s) {
-            cursorPos = next + 1
-            cursorLine++
-            next = text.indexOf("\n", cursorPos)
-          }
-          let linePos = cursorPos
-          let n = cursorLine
-          const last = Math.max(s, e - 1)
-          while (true) {
-            const br = text.indexOf("\n", linePos)
-            if (n > testedThrough) {
-              testedThrough = n
-              if (record(text.slice(linePos, br === -1 ? text.length : br), n)) {
-                stop = true
-                break
-              }
-            }
-            if (br === -1 || br >= last) break
-            linePos = br + 1
-            n++
-          }
-          if (stop) break
+      let go = true
+      if (literal === undefined) {
+        go = yield* search(decode(block), (k) => lineNo + k)
+      } else if (block.indexOf(literal) !== -1) {
+        // only the lines holding the literal can match
+        const starts: Array<number> = []
+        const parts: Array<string> = []
+        let counted = 0
+        let countedLines = lineNo
+        for (let at = block.indexOf(literal); at !== -1;) {
+          const s = block.lastIndexOf(10, at) + 1
+          const br = block.indexOf(10, at)
+          const e = br === -1 ? cut : br
+          countedLines += countBreaks(buf, counted, s)
+          counted = s
+          starts.push(countedLines)
+          parts.push(decode(block.subarray(s, e)))
+          at = e + 1 < cut ? block.indexOf(literal, e + 1) : -1
         }
-      } else {
-        let linePos = 0
-        for (let n = lineNo; linePos < text.length; n++) {
-          const br = text.indexOf("\n", linePos)
-          if (record(text.slice(linePos, br === -1 ? text.length : br), n)) {
-            stop = true
-            break
-          }
-          if (br === -1) break
-          linePos = br + 1
-        }
+        go = yield* search(parts.join("\n"), (k) => starts[k]!)
       }
-      if (stop) break
+      if (!go) break
       const blockLines = atEnd ? index.lines - lineNo + 1 : linesIn(cut)
       lineNo += blockLines
       scan.scannedLines = lineNo - 1
@@ -211,6 +253,15 @@ export const grep = (
     }
     return scan
   })
+
+const decode = (bytes: Uint8Array): string =>
+  isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("latin1") : Utf8.decodeLossy(bytes)
+
+const countLines = (text: string): number => {
+  let n = 0
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) n++
+  return text.length > 0 && !text.endsWith("\n") ? n + 1 : n
+}
 
 const BLOCK = 1 << 20
 

@@ -3,9 +3,9 @@
 // every chunk it is sent, posting the masked bytes (and watched literals'
 // positions) back in order. It says it is ready, and counts each reply, in
 // a shared array, so the other thread can wait for it without an event loop.
-// The masker is built from core's internal module rather than its public
-// face, so the thread loads the rules and the engine and nothing else.
-import { buildMasker } from "@spillway/core/internal/secrets/masker"
+// The masker is built from core's MaskEngine rather than Secrets, so the
+// thread loads the rules and the engine and nothing else.
+import { buildMasker } from "@spillway/core/MaskEngine"
 import type * as Secrets from "@spillway/core/Secrets"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"

@@ -1,0 +1,63 @@
+/**
+ * The body store on Node: bytes in one directory (`SPILLWAY_OUTPUT_DIR`, or
+ * `~/.spillway/tool-output`), manifests in SQLite beside them (or in
+ * PostgreSQL, given a `postgres://` URL in `SPILLWAY_MANIFESTS_URL`), one
+ * retention quota for every profile, masking from the default rules plus
+ * the environment's secrets, and owners reading what is theirs unless a
+ * host provides its own authorizer.
+ *
+ * @since 0.1.0
+ */
+import { Access, Body, Errors, Retention, Secrets } from "@spillway/core"
+import { Duration, Effect, Layer, Schedule } from "effect"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as NodeBodyFiles from "./NodeBodyFiles.js"
+import * as SqlBackend from "./SqlBackend.js"
+import * as SqlManifests from "./SqlManifests.js"
+
+/** Where bodies live and how much of them. */
+export interface Options {
+  /** The directory; `SPILLWAY_OUTPUT_DIR` or `~/.spillway/tool-output` by default. */
+  readonly directory?: string | undefined
+  /**
+   * Where manifests live: a `postgres://` URL, or a SQLite file; by default
+   * `SPILLWAY_MANIFESTS_URL`, else `.manifests.sqlite` in the directory.
+   */
+  readonly manifests?: string | undefined
+  /** Limits per profile, over `Retention.defaultPools`. */
+  readonly pools?: Readonly<Record<string, Retention.Pool>> | undefined
+}
+
+/** The directory bodies live in, from an option or the environment. */
+export const directoryOf = (options: Options = {}): string =>
+  Path.resolve(options.directory ?? NodeBodyFiles.defaultDirectoryFromEnv())
+
+/** Where the manifests of a directory live, from an option or the environment. */
+export const manifestsOf = (options: Options = {}): string =>
+  options.manifests ?? SqlBackend.urlFromEnv() ?? Path.join(directoryOf(options), ".manifests.sqlite")
+
+/** The caller from the environment: `SPILLWAY_OWNER` (the user's name by default) on `SPILLWAY_CHANNEL` (`fallback` by default). */
+export const callerFromEnv = (fallback: string): Access.Caller => ({
+  owner: process.env.SPILLWAY_OWNER !== undefined && process.env.SPILLWAY_OWNER !== "" ? process.env.SPILLWAY_OWNER : Os.userInfo().username,
+  channel: process.env.SPILLWAY_CHANNEL !== undefined && process.env.SPILLWAY_CHANNEL !== "" ? process.env.SPILLWAY_CHANNEL : fallback
+})
+
+/** The body store and its quota, with the masker and the authorizer left to the host. */
+export const layerWithout = (
+  options: Options = {}
+): Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed, Secrets.Secrets | Access.Authorizer> =>
+  Body.layer.pipe(
+    Layer.provideMerge(Retention.layer(options.pools)),
+    Layer.provide(NodeBodyFiles.layer({ directory: directoryOf(options) })),
+    Layer.provide(SqlManifests.layerFor(manifestsOf(options)))
+  )
+
+/** The body store and its quota, masking the environment's secrets, owners reading what is theirs. */
+export const layer = (options: Options = {}): Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed> =>
+  layerWithout(options).pipe(Layer.provide(Secrets.layerFromEnv), Layer.provide(Access.allowOwners))
+
+/** Removes expired bodies and writers' debris every `everyMillis`, for as long as the scope lasts. */
+export const sweepEvery = (everyMillis: number) =>
+  Effect.flatMap(Body.Bodies, (bodies) =>
+    Effect.forkScoped(Effect.repeat(Effect.ignore(bodies.sweep), Schedule.spaced(Duration.millis(everyMillis)))))

@@ -1,0 +1,208 @@
+/**
+ * The MCP server wired for Node: one store of bodies (saved output,
+ * retained evidence, scratch captures, job spools and their records) in the output directory
+ * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), all acting for one
+ * caller (`SPILLWAY_OWNER`, or the user's name, on channel
+ * `SPILLWAY_CHANNEL`, or `mcp`). The read-only server holds only the read
+ * tools, over read-only grants.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
+import * as NodeBodies from "./NodeBodies.js"
+import * as NodeChild from "./NodeChild.js"
+import * as NodeEvidence from "./NodeEvidence.js"
+import * as NodePattern from "./NodePattern.js"
+import * as Toolkit from "@effect/ai/Toolkit"
+import { AgentConfig, Agents } from "@spillway/agents"
+import { Context, Effect, Layer, ParseResult, Schema } from "effect"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
+
+/** Where the server keeps things, and whom it acts for. */
+export interface Options {
+  readonly directory?: string | undefined
+  /** A catalog file of command agents; with it, the full server also serves the agent tools. */
+  readonly agents?: string | undefined
+  readonly readOnly?: boolean | undefined
+  readonly caller?: Process.Caller | undefined
+}
+
+const callerFromEnv = (): Process.Caller => NodeBodies.callerFromEnv("mcp")
+
+/** How long the server keeps what it saves: a day, as the evidence profile's source design says, whatever the profile. */
+const DAY = 24 * 60 * 60 * 1000
+
+const pieces = (options: Options) => {
+  const directory = NodeBodies.directoryOf(options)
+  // one body store for every profile the server serves, so every view reads the same bodies through the same checks
+  const bodies = NodeBodies.layerWithout({ directory, pools: { spill: { ttlMillis: DAY } } }).pipe(
+    Layer.provideMerge(Layer.mergeAll(Secrets.layerFromEnv, Access.allowOwners)),
+    Layer.provideMerge(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory }))),
+    // grep_spill and wait patterns run on worker threads, each ended at its deadline
+    Layer.provideMerge(NodePattern.layer()),
+    Layer.orDie
+  )
+  return {
+    directory,
+    // pages stay well inside the 64 KiB model ceiling; longer selections go on with next_offset
+    spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
+    bodies,
+    processes: Process.layer().pipe(Layer.provide(NodeChild.layer())),
+    // scratch captures are bodies of the same store, in its `scratch` pool
+    shared: Layer.merge(Handlers.layerCaller(options.caller ?? callerFromEnv()), ToolOutput.layer())
+  }
+}
+
+/** The read handlers over read-only grants: reading saved output, paging evidence, polling jobs. */
+export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
+  const p = pieces(options)
+  return Handlers.readLayer.pipe(
+    Layer.provide(Layer.mergeAll(
+      p.shared,
+      Spill.layerRead(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
+      NodeEvidence.layerWithout(),
+      Process.readOnly(p.processes)
+    )),
+    Layer.provideMerge(p.bodies)
+  )
+}
+
+type Pieces = ReturnType<typeof pieces>
+
+/** Every handler over the pieces of one server. */
+const fullOver = (p: Pieces) =>
+  Handlers.fullLayer.pipe(
+    Layer.provide(Layer.mergeAll(
+      p.shared,
+      Spill.layer(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
+      NodeEvidence.layerWithout(),
+      p.processes,
+      NodeChild.layer()
+    )),
+    Layer.provideMerge(p.bodies)
+  )
+
+/** Every handler, over every capability. */
+export const layerFull = (options: Omit<Options, "readOnly"> = {}) => fullOver(pieces(options))
+
+/** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
+export const CatalogEntry = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  command: Schema.NonEmptyArray(Schema.String)
+})
+
+/** A catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+export const CatalogFile = Schema.Struct({
+  agents: Schema.optionalWith(Schema.Array(CatalogEntry), { default: () => [] }),
+  max_concurrent_agents: Schema.optionalWith(Schema.Number, { exact: true }),
+  max_lifetime_seconds: Schema.optionalWith(Schema.Number, { exact: true })
+})
+
+const decodeCatalog = Schema.decodeUnknown(Schema.parseJson(CatalogFile))
+
+/** What is wrong with a decoded file, on one line: each problem with where it is. */
+const problems = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; ")
+
+/** Reads a catalog file on the platform's `FileSystem`, decoded with `CatalogFile`: the command agents and the limits they start under. */
+export const readCatalog = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((e) => new AgentConfig.InvalidConfig({ reason: `cannot read the agent catalog ${file}: ${e.message}` }))
+    )
+    const raw = yield* decodeCatalog(text).pipe(
+      Effect.mapError((e) =>
+        new AgentConfig.InvalidConfig({
+          reason: `${file} is not an agent catalog (every agent needs a name, a description and a non-empty command array): ${problems(e)}`
+        })
+      )
+    )
+    return {
+      definitions: raw.agents.map((a) =>
+        Agents.commandAgent(a.name, a.description, (task) => {
+          const [file, ...args] = a.command.map((part) => part.split("{task}").join(task))
+          return [file!, ...args]
+        })
+      ),
+      config: {
+        maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
+        maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
+      }
+    }
+  })
+
+/** The agent tools over the pieces of one server, so that results are bodies of the same store as every other kept output. */
+const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "readOnly">) =>
+  Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
+    Layer.merge(
+      AgentHandlers.layer,
+      Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
+    ).pipe(
+      Layer.provideMerge(Agents.layer(definitions)),
+      Layer.provide(Layer.mergeAll(
+        AgentConfig.layer(config).pipe(
+          Layer.provide(AgentConfig.persistenceFile(Path.join(p.directory, ".agents", "config.json"))),
+          Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+        ),
+        NodeChild.layer()
+      )),
+      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv())),
+      Layer.provide(p.bodies)
+    ))).pipe(Layer.provide(NodeFileSystem.layer))
+
+/**
+ * The agent tools over a catalog file: results are bodies of the `agent`
+ * profile in the server's store (24 hours by default), and configuration is
+ * published to `<directory>/.agents/config.json`.
+ */
+export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) =>
+  agentsOver(pieces(options), catalogFile, options)
+
+/** The live catalog, for the `spawn_agent` description. */
+class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
+
+/** What error replies show instead of the host's own paths. */
+const replies = (options: Options) => ({
+  paths: [[NodeBodies.directoryOf(options), "the output directory"], [Os.homedir(), "~"]] as const
+})
+
+/** Serves the tools on a transport until the client closes it; with `agents`, the agent tools too. */
+export const serve = (transport: Transport, options: Options = {}) => {
+  if (options.readOnly === true) {
+    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerRead(options))))
+  }
+  if (options.agents === undefined) {
+    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerFull(options))))
+  }
+  const describe = (tool: string) =>
+    tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
+  return Effect.scoped(Effect.gen(function*() {
+    // one set of pieces, so the agent tools and the others share one body store
+    const p = pieces(options)
+    const context = yield* Layer.build(Layer.merge(fullOver(p), agentsOver(p, options.agents!, options)))
+    const live = (tool: string) => Effect.provide(describe(tool), context)
+    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live, replies(options)).pipe(Effect.provide(context))
+  }))
+}
+
+/**
+ * Serves the tools on this process's stdin and stdout until the client
+ * closes stdin; then the jobs still running are stopped (SIGTERM, then
+ * SIGKILL) and the effect ends.
+ */
+export const serveStdio = (options: Options = {}) =>
+  Effect.suspend(() => {
+    const transport = new StdioServerTransport()
+    const ended = () => void transport.close()
+    process.stdin.once("end", ended)
+    return serve(transport, options).pipe(Effect.ensuring(Effect.sync(() => process.stdin.off("end", ended))))
+  })

@@ -1,0 +1,204 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Access, Body, BodyFiles, Manifests, Retention, Secrets, Utf8 } from "@spillway/core"
+import * as NodeBodyFiles from "@spillway/node/NodeBodyFiles"
+import * as SqlManifests from "@spillway/node/SqlManifests"
+import { Effect, Either, Exit, FastCheck as fc, Layer, Scope, TestClock } from "effect"
+import * as Path from "node:path"
+import { tempDirs } from "./tempDirs.js"
+
+const tempDir = tempDirs("spillway-body-")
+const SECRET = "sk-proj-SECRETVALUE-0123456789abcdef"
+const masker = Secrets.unsafeMakeMasker({ knownValues: [SECRET] })
+const enc = (s: string) => new TextEncoder().encode(s)
+const dec = (b: Uint8Array) => new TextDecoder().decode(b)
+const me: Access.Caller = { owner: "alice", channel: "conv-1" }
+
+const services = (
+  files: Layer.Layer<BodyFiles.BodyFiles>,
+  manifests: Layer.Layer<Manifests.Manifests, unknown>,
+  options: { pools?: Record<string, Retention.Pool>; authorizer?: Layer.Layer<Access.Authorizer> } = {}
+) =>
+  Body.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      files,
+      manifests,
+      Retention.layer(options.pools),
+      Layer.succeed(Secrets.Secrets, masker),
+      options.authorizer ?? Access.allowOwners
+    )),
+    Layer.orDie
+  )
+
+const memory = (options?: Parameters<typeof services>[2]) => services(BodyFiles.layerMemory, Manifests.layerMemory, options)
+const disk = (options?: Parameters<typeof services>[2]) => {
+  const dir = tempDir()
+  return services(NodeBodyFiles.layer({ directory: dir }), SqlManifests.layerFor(Path.join(dir, ".manifests.sqlite")), options)
+}
+
+/** Writes `chunks` into a new body and seals it; its manifest. */
+const keep = (chunks: ReadonlyArray<Uint8Array>, options: Partial<Body.CreateOptions> = {}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const bodies = yield* Body.Bodies
+    const w = yield* bodies.create({ profile: "evidence", owner: me.owner, channel: me.channel, tool: "bash", ...options })
+    for (const c of chunks) yield* w.write(c)
+    return yield* w.seal()
+  }))
+
+const readWhole = (id: string, caller: Access.Caller = me) =>
+  Effect.scoped(Effect.gen(function*() {
+    const r = yield* (yield* Body.Bodies).open(caller, id)
+    return yield* r.read(0, r.size + 16)
+  }))
+
+/** Splits bytes at the given cut points. */
+const split = (bytes: Uint8Array, cuts: ReadonlyArray<number>) => {
+  const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)
+  const parts: Array<Uint8Array> = []
+  let from = 0
+  for (const c of at) {
+    parts.push(bytes.subarray(from, c))
+    from = c
+  }
+  parts.push(bytes.subarray(from))
+  return parts
+}
+
+const behaviour = (name: string, fresh: typeof memory) =>
+  describe(`${name}: shared behaviour`, () => {
+    it.effect.prop("masks before any cut: a body is always the start of the masked whole, wherever the limit and the chunks fall", [
+      fc.string({ maxLength: 300 }),
+      fc.string({ maxLength: 300 }),
+      fc.integer({ min: 1, max: 700 }),
+      fc.constantFrom<Body.Cut>("byte", "code-point", "line"),
+      fc.array(fc.nat(800), { maxLength: 8 })
+    ], ([before, after, maxBytes, cut, cuts]) =>
+      Effect.gen(function*() {
+        const whole = enc(`${before}${SECRET}${after}\n`)
+        const m = yield* keep(split(whole, cuts), { maxBytes, cut })
+        const body = yield* readWhole(m.id)
+        const masked = masker.maskBytes(whole)
+        expect(Uint8Array.from(body)).toEqual(masked.subarray(0, body.length))
+        expect(dec(body)).not.toContain(SECRET.slice(0, 12))
+        expect(m.bytes).toBe(body.length)
+        expect(m.sourceBytes).toBe(whole.length)
+        expect(m.kept).toBe(body.length === whole.length ? "whole" : "head")
+      }).pipe(Effect.provide(fresh())), { fastCheck: { numRuns: 40 } })
+
+    it.effect.prop("counts code points and checkpoints exactly as lossy UTF-8 decoding does, for any bytes and chunks", [
+      fc.uint8Array({ maxLength: 600 }),
+      fc.array(fc.nat(700), { maxLength: 6 }),
+      fc.integer({ min: 1, max: 40 })
+    ], ([raw, cuts, every]) =>
+      Effect.gen(function*() {
+        const m = yield* keep(split(raw, cuts), { alreadyMasked: true, checkpointEvery: every })
+        const { offsets, text } = Utf8.decodeWithOffsets(raw)
+        const points = [...text]
+        expect(m.codePoints).toBe(points.length)
+        let unit = 0
+        for (let k = 0; k < points.length; k++) {
+          if (k > 0 && k % every === 0) expect(m.checkpoints).toContainEqual({ codePoint: k, byte: offsets[unit] })
+          unit += points[k]!.length
+        }
+        expect(m.checkpoints.length).toBe(points.length === 0 ? 1 : Math.floor((points.length - 1) / every) + 1)
+      }).pipe(Effect.provide(fresh())), { fastCheck: { numRuns: 60 } })
+
+    it.effect.prop("concurrent writers never keep more than the quota between them", [
+      fc.array(fc.integer({ min: 1, max: 4000 }), { minLength: 1, maxLength: 24 }),
+      fc.boolean()
+    ], ([sizes, upFront]) =>
+      Effect.gen(function*() {
+        const bodies = yield* Body.Bodies
+        const results = yield* Effect.all(
+          sizes.map((size) =>
+            Effect.either(keep([enc("x".repeat(size - 1) + "\n")], upFront ? { reserve: size } : {}))
+          ),
+          { concurrency: "unbounded" }
+        )
+        const kept = results.filter(Either.isRight).map((r) => r.right)
+        expect(kept.reduce((n, m) => n + m.bytes, 0)).toBeLessThanOrEqual(10_000)
+        for (const r of results) if (Either.isLeft(r)) expect(r.left._tag).toBe("QuotaExceeded")
+        for (const m of kept) expect((yield* readWhole(m.id)).length).toBe(m.bytes)
+        expect((yield* bodies.list(me, "evidence")).length).toBe(kept.length)
+      }).pipe(Effect.provide(fresh({ pools: { evidence: { bytes: 10_000 } } }))), { fastCheck: { numRuns: 15 } })
+
+    it.effect("every view refuses another owner, another channel where bound, a revoked reader and an expired body", () =>
+      Effect.gen(function*() {
+        const bodies = yield* Body.Bodies
+        const m = yield* keep([enc("evidence\n")])
+        const bound = yield* keep([enc("job output\n")], { profile: "spool", channelBound: true })
+        expect(dec(yield* readWhole(m.id, { owner: "alice", channel: "another" }))).toBe("evidence\n")
+        expect(yield* Effect.flip(readWhole(m.id, { owner: "mallory", channel: me.channel }))).toMatchObject({ _tag: "AccessDenied" })
+        expect(yield* Effect.flip(readWhole(bound.id, { owner: "alice", channel: "another" }))).toMatchObject({ _tag: "AccessDenied" })
+        expect(yield* Effect.flip(readWhole(m.id, { owner: "revoked", channel: "x" }))).toMatchObject({ _tag: "AccessDenied" })
+        expect(yield* Effect.flip(readWhole("never-kept.log"))).toMatchObject({ _tag: "NotFound" })
+        yield* TestClock.adjust("25 hours")
+        expect(yield* Effect.flip(readWhole(m.id))).toMatchObject({ _tag: "Expired" })
+        // another owner learns nothing of expiry
+        expect(yield* Effect.flip(readWhole(m.id, { owner: "mallory", channel: me.channel }))).toMatchObject({ _tag: "AccessDenied" })
+        expect(yield* bodies.sweep).toBe(2)
+        expect(yield* Effect.flip(readWhole(m.id))).toMatchObject({ _tag: "NotFound" })
+      }).pipe(Effect.provide(fresh({
+        authorizer: Access.fromFunction((caller) => caller.owner !== "revoked"),
+        pools: { spool: { ttlMillis: 24 * 3600_000 } }
+      }))))
+
+    it.effect("a short output held in memory never touches the store; a long one does", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const bodies = yield* Body.Bodies
+        const w = yield* bodies.create({ profile: "spill", owner: "alice", channel: "c", tool: "t", deferBytes: 100, name: "short.log" })
+        yield* w.write(enc(`token ${SECRET}\n`))
+        yield* w.end
+        expect(dec(w.deferred()!)).toBe(dec(masker.maskBytes(enc(`token ${SECRET}\n`))))
+        yield* w.discard
+        expect((yield* Effect.flip(readWhole("short.log")))._tag).toBe("NotFound")
+        const m = yield* keep([enc("y".repeat(150) + "\n")], { profile: "spill", deferBytes: 100 })
+        expect((yield* readWhole(m.id)).length).toBe(151)
+      })).pipe(Effect.provide(fresh())))
+
+    it.effect("a visible body is read as it grows, then sealed with its expiry anchored where asked", () =>
+      Effect.gen(function*() {
+        const bodies = yield* Body.Bodies
+        const scope = yield* Scope.make()
+        const w = yield* bodies.create({ profile: "spool", owner: "alice", channel: "conv-1", channelBound: true, tool: "manage_process", visible: true, onFailure: "keep-prefix", cut: "byte", maxBytes: 12 }).pipe(Scope.extend(scope))
+        yield* w.write(enc("abc\n"))
+        yield* w.save({ status: "running" })
+        const running = yield* bodies.manifest(w.name)
+        expect(running).toMatchObject({ state: "writing", expiresAt: null, status: "running" })
+        yield* w.write(enc("defghijklmnop\n"))
+        const sealed = yield* w.seal({ status: "exit 0", anchor: 1000 })
+        yield* Scope.close(scope, Exit.void)
+        expect(sealed).toMatchObject({ state: "complete", bytes: 12, sourceBytes: 18, kept: "head", expiresAt: 1000 + 24 * 3600_000 })
+        expect(dec(yield* readWhole(w.name))).toBe("abc\ndefghijk")
+      }).pipe(Effect.provide(fresh())))
+
+    it.effect("a full pool: keep-prefix keeps what fit and says why; abandon keeps nothing", () =>
+      Effect.gen(function*() {
+        const prefix = yield* keep([enc("a".repeat(60) + "\n"), enc("b".repeat(60) + "\n")], { profile: "spool", onFailure: "keep-prefix", cut: "byte" })
+        expect(prefix.bytes).toBe(100)
+        expect(prefix.captureError).toContain("quota")
+        const refused = yield* Effect.flip(keep([enc("c".repeat(10))]))
+        expect(refused._tag).toBe("QuotaExceeded")
+        expect((yield* (yield* Body.Bodies).list(me)).map((m) => m.id)).toEqual([prefix.id])
+      }).pipe(Effect.provide(fresh({ pools: { spool: { bytes: 100 }, evidence: { bytes: 5 } } }))))
+
+    it.effect("a name already taken is never replaced nor described: keep-prefix too fails and records nothing", () =>
+      Effect.gen(function*() {
+        const files = yield* BodyFiles.BodyFiles
+        // bytes under the name that no manifest describes (another writer's, left by hand)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const sink = yield* files.create("conv-1/outputs/taken.txt", "on-commit")
+          yield* sink.write(enc("first\n"))
+          yield* sink.commit
+        }))
+        for (const visible of [false, true]) {
+          const failed = yield* Effect.flip(keep([enc("second\n")], { profile: "scratch", name: "conv-1/outputs/taken.txt", onFailure: "keep-prefix", visible }))
+          expect(failed._tag).toBe("StoreFailed")
+        }
+        expect(yield* (yield* Body.Bodies).manifest("conv-1/outputs/taken.txt")).toBeUndefined()
+        const bytes = yield* Effect.scoped(Effect.flatMap(files.open("conv-1/outputs/taken.txt"), (f) => f.read(0, 100)))
+        expect(dec(bytes)).toBe("first\n")
+      }).pipe(Effect.provide(fresh())))
+  })
+
+behaviour("memory", memory)
+behaviour("file system and SQLite", disk)
