@@ -3,12 +3,12 @@
  * the same saved build log, waits for them with a timeout, and pages each
  * agent's whole result. The agents read saved output through `SpillRead`;
  * the workflow runs under a layer that grants that read access and no
- * `SpillWrite`, so neither it nor its agents can save anything.
+ * `SpillWrite`, so neither it nor its agents can save anything. The
+ * agents' results are kept as bodies of the same store, for a day.
  */
 import { AgentConfig, Agents } from "@spillway/agents"
-import type { Access } from "@spillway/core"
-import { Cursor, Secrets, Spill } from "@spillway/core"
-import { NodeSpill } from "@spillway/node"
+import { Access, Cursor, Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeBodies } from "@spillway/node"
 import { Effect, Layer } from "effect"
 
 /** An agent that greps the saved log named by its task for a pattern and reports what it found. */
@@ -62,14 +62,21 @@ export const workflow = (savedLog: string, timeoutMillis = 30_000) =>
   })
 
 /**
- * The workflow's capabilities: the agent runtime over the spill directory's
- * read capability alone, configuration in memory, a random cursor key.
+ * The workflow's capabilities: the agent runtime and the spill directory's
+ * read capability alone, over one body store in the directory (the saved
+ * log and the agents' results are bodies of it), configuration in memory,
+ * a random cursor key.
  */
 export const layer = (directory: string) =>
   Agents.layer(definitions).pipe(
-    Layer.provide(NodeSpill.layerRead({ directory })),
-    Layer.provide(AgentConfig.layer().pipe(Layer.provide(AgentConfig.persistenceMemory()))),
-    Layer.provide(Secrets.layerFromEnv),
-    Layer.provide(Cursor.layerRandomKey),
-    Layer.provide(Agents.allowOwners)
+    Layer.provide(Layer.mergeAll(
+      Spill.layerRead().pipe(Layer.provide(SpillPolicy.allowAll)),
+      // the agents read saved output as the host's caller, who saved the log
+      Access.layerCaller(NodeBodies.callerFromEnv("cli")),
+      AgentConfig.layer().pipe(Layer.provide(AgentConfig.persistenceMemory())),
+      Secrets.layerFromEnv,
+      Cursor.layerRandomKey
+    )),
+    Layer.provide(NodeBodies.layer({ directory })),
+    Layer.orDie
   )

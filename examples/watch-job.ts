@@ -25,7 +25,7 @@ export const review = (caller: Process.Caller, pid: number) =>
     let cursor: string | undefined = status.retention.cursor
     let text = ""
     while (cursor !== undefined) {
-      const page: ProcessView.StatusView | ProcessView.Page = yield* Process.poll(caller, { pid, cursor, limit: 8_000 })
+      const page: ProcessView.PollResult = yield* Process.poll(caller, { pid, cursor, limit: 8_000 })
       if (page._tag !== "Page") break
       text += page.content
       cursor = page.truncated ? page.next_cursor : undefined

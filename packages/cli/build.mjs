@@ -42,6 +42,8 @@ await build({
   minify: true,
   legalComments: "none"
 })
+// the thread `spillway run` masks long output on (see NodeSecrets)
+await bundle("../node/dist/internal/maskWorker.js", "dist/mask-worker.cjs")
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))

@@ -7,9 +7,9 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Ref, Schema } from "effect"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { Context, Effect, Layer, ParseResult, Ref, Schema } from "effect"
 
 /** The limits agents run under. */
 export interface Config {
@@ -59,34 +59,75 @@ export const persistenceMemory = (initial?: Config): Layer.Layer<ConfigPersisten
     return { load: Effect.sync(() => saved), save: (config) => Effect.sync(() => void (saved = config)) }
   })
 
-/** Persistence in a JSON file, replaced atomically (a temporary file renamed over it). */
-export const persistenceFile = (file: string): Layer.Layer<ConfigPersistence> =>
-  Layer.succeed(ConfigPersistence, {
-    load: Effect.try({
-      try: () => {
-        if (!Fs.existsSync(file)) return undefined
-        const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as { agents?: { max_concurrent_agents?: unknown; max_lifetime_seconds?: unknown } }
-        const a = raw.agents ?? {}
-        return {
-          maxConcurrentAgents: Number(a.max_concurrent_agents ?? defaults.maxConcurrentAgents),
-          maxLifetimeSeconds: Number(a.max_lifetime_seconds ?? defaults.maxLifetimeSeconds)
-        }
-      },
-      catch: (e) => new PersistFailed({ reason: e instanceof Error ? e.message : String(e) })
+/**
+ * The file's shape: `{ "agents": { "max_concurrent_agents": 8, "max_lifetime_seconds": 3600 } }`,
+ * either figure left out taking its default.
+ */
+export const ConfigFile = Schema.Struct({
+  agents: Schema.optionalWith(
+    Schema.Struct({
+      max_concurrent_agents: Schema.optionalWith(Schema.Number, { exact: true }),
+      max_lifetime_seconds: Schema.optionalWith(Schema.Number, { exact: true })
     }),
-    save: (config) =>
-      Effect.try({
-        try: () => {
-          Fs.mkdirSync(Path.dirname(file), { recursive: true })
-          const temp = `${file}.${process.pid}.tmp`
-          Fs.writeFileSync(temp, JSON.stringify({
-            agents: { max_concurrent_agents: config.maxConcurrentAgents, max_lifetime_seconds: config.maxLifetimeSeconds }
-          }, null, 2))
-          Fs.renameSync(temp, file)
-        },
-        catch: (e) => new PersistFailed({ reason: e instanceof Error ? e.message : String(e) })
-      })
-  })
+    { exact: true }
+  )
+})
+
+/** The file's shape. */
+export type ConfigFile = typeof ConfigFile.Type
+
+const decodeFile = Schema.decodeUnknown(Schema.parseJson(ConfigFile))
+
+/** What is wrong with a decoded file, on one line: each problem with where it is. */
+const problems = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; ")
+
+const randomSuffix = () => {
+  const bytes = new Uint8Array(6)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+}
+
+/**
+ * Persistence in a JSON file on the platform's `FileSystem`, decoded with
+ * `ConfigFile` when read and replaced whole when written (a temporary file
+ * beside it, renamed over it), so a reader never sees half a file.
+ */
+export const persistenceFile = (file: string): Layer.Layer<ConfigPersistence, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(
+    ConfigPersistence,
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const failed = (doing: string) => (e: { readonly message: string }) => new PersistFailed({ reason: `${doing} ${file}: ${e.message}` })
+      return {
+        load: Effect.gen(function*() {
+          if (!(yield* fs.exists(file))) return undefined
+          const text = yield* fs.readFileString(file)
+          const decoded = yield* decodeFile(text).pipe(
+            Effect.mapError((e) => new PersistFailed({ reason: `${file} is not an agent configuration: ${problems(e)}` }))
+          )
+          const a = decoded.agents ?? {}
+          return {
+            maxConcurrentAgents: a.max_concurrent_agents ?? defaults.maxConcurrentAgents,
+            maxLifetimeSeconds: a.max_lifetime_seconds ?? defaults.maxLifetimeSeconds
+          }
+        }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(failed("cannot read")(e)))),
+        save: (config) =>
+          Effect.gen(function*() {
+            const body: ConfigFile = {
+              agents: { max_concurrent_agents: config.maxConcurrentAgents, max_lifetime_seconds: config.maxLifetimeSeconds }
+            }
+            yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+            const temp = `${file}.${randomSuffix()}.tmp`
+            yield* fs.writeFileString(temp, `${JSON.stringify(body, null, 2)}\n`).pipe(
+              Effect.zipRight(fs.rename(temp, file)),
+              Effect.tapError(() => Effect.ignore(fs.remove(temp)))
+            )
+          }).pipe(Effect.mapError(failed("cannot write")))
+      }
+    })
+  )
 
 /** Why a configuration cannot take effect, or undefined. */
 export const problem = (config: Config): string | undefined => {

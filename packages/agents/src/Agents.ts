@@ -2,20 +2,30 @@
  * Agents as supervised fibers: a catalog of definitions, spawn admission
  * against the live configuration, `waitForAgents` snapshots with fair
  * previews inside the delivery budget, and `getAgentResults` pages of each
- * agent's immutable, scrubbed result or error body behind byte cursors.
- * Agents belong to the runtime's scope, not to the caller: a caller that
- * stops waiting leaves them running, and their results outlive the live
- * registry.
+ * agent's result or error body behind byte cursors.
+ *
+ * A finished agent's result (or error) is a body of the `agent` profile in
+ * the one body store: masked as it is written, immutable, bound to the
+ * owner and channel that spawned it, and kept for the `agent` pool's time
+ * to live (24 hours by default). It outlives the runtime and a restart: a
+ * runtime finds finished agents again from their manifests. Every read (a
+ * preview, a page) asks `Access` through the body store, whoever holds the
+ * id or the cursor. Agents belong to the runtime's scope, not to the
+ * caller: a caller that stops waiting leaves them running.
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { Cursor, Envelope, Secrets, Utf8 } from "@spillway/core"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option, Schema, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import type { Access, Child, Envelope, Errors } from "@spillway/core"
+import { Body, Cursor, Secrets } from "@spillway/core"
+import { Context, Duration, Effect, Layer, Schedule, Schema, type Scope } from "effect"
 import { AgentConfig } from "./AgentConfig.js"
-import { AgentResults, type StoredResult } from "./AgentResults.js"
+import * as Catalogs from "./internal/catalog.js"
+import type { AdmissionRefused, AgentRunning, BatchTooLarge } from "./internal/errors.js"
+import * as Command from "./internal/command.js"
+import * as Pages from "./internal/pages.js"
+import * as Registry from "./internal/registry.js"
+import type * as State from "./internal/state.js"
+import * as Wait from "./internal/wait.js"
 
 /** The cursor tool of result pages; no other tool takes them. */
 export const TOOL = "get_agent_results"
@@ -23,7 +33,7 @@ export const TOOL = "get_agent_results"
 /** What an agent's run function gets. */
 export interface AgentContext {
   readonly task: string
-  /** Reports that an iteration has finished. */
+  /** Reports that an iteration has finished; counts stop at 999,999,999. */
   readonly iteration: Effect.Effect<void>
   /** Reports a tool call, for the result's tool metadata. */
   readonly toolUsed: (name: string) => Effect.Effect<void>
@@ -38,114 +48,133 @@ export interface AgentDefinition<R = never> {
 
 /**
  * An agent that runs a command (any command-line agent that takes a prompt
- * and prints its answer): `argv` turns the task into the command line. Its
- * body is the command's output, scrubbed; a non-zero exit makes it an error body.
+ * and prints its answer) through the child runner: `argv` turns the task
+ * into the command line. Its body is the command's output, stdout and
+ * stderr in the order the command wrote them; a non-zero exit or a signal
+ * makes it an error body that says how the command ended.
  */
-export const commandAgent = (
+export const commandAgent: (
   name: string,
   description: string,
   argv: (task: string) => readonly [string, ...Array<string>]
-): AgentDefinition<CommandExecutor.CommandExecutor> => ({
-  name,
-  description,
-  run: ({ task }) =>
-    Effect.scoped(Effect.gen(function*() {
-      const executor = yield* CommandExecutor.CommandExecutor
-      const [file, ...args] = argv(task)
-      const process = yield* executor.start(Command.make(file, ...args).pipe(Command.stdin(Stream.empty)))
-      const parts: Array<Uint8Array> = []
-      const collect = (chunk: Uint8Array) => Effect.sync(() => void parts.push(chunk))
-      yield* Effect.all([Stream.runForEach(process.stdout, collect), Stream.runForEach(process.stderr, collect)], {
-        concurrency: 2,
-        discard: true
-      })
-      const code = yield* Effect.either(process.exitCode)
-      const out = Utf8.decodeLossy(Buffer.concat(parts))
-      if (Either.isRight(code) && code.right === 0) return out
-      return yield* Effect.fail(`${out}${out.endsWith("\n") || out === "" ? "" : "\n"}[${file} ended ${Either.isRight(code) ? `with exit code ${code.right}` : "by a signal"}]`)
-    })).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(`cannot run ${argv(task)[0]}: ${e.message}`)))
-})
+) => AgentDefinition<Child.ChildRunner> = Command.commandAgent
 
 /** Where an agent is. */
-export type Status = "running" | "completed" | "failed" | "expired"
+export const Status = Schema.Literal("running", "completed", "failed", "expired")
 
-/** Who reads: the principal and its channel. */
-export interface Caller {
-  readonly owner: string
-  readonly channel: string
+/** Where an agent is. */
+export type Status = typeof Status.Type
+
+/** A row of a wait result. */
+export const WaitRow = Schema.Struct({
+  agent_id: Schema.String,
+  /** The agent's name in the catalog; empty for an id that was never started here. */
+  name: Schema.String,
+  status: Schema.Union(Status, Schema.Literal("not_found")),
+  iterations: Schema.Number,
+  /** Why it ended as it did (a lifetime, a lost or expired result), cut to a bounded length. */
+  reason: Schema.optionalWith(Schema.String, { exact: true }),
+  preview: Schema.String,
+  preview_bytes: Schema.Number,
+  body_bytes: Schema.Number,
+  /** `get_agent_results agent_id=... cursor=...` for the whole body, once there is one. */
+  fetch: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/** A row of a wait result. */
+export type WaitRow = typeof WaitRow.Type
+
+/**
+ * What a wait returns: the roster as a model reads it (`text`), and the
+ * same facts as fields for programs. Each of the two fits the delivery
+ * budget on its own: the text as it is read, the fields serialized.
+ */
+export const WaitResult = Schema.Struct({
+  /** The roster as text: the notice, a line per agent with its preview and how to fetch the rest. */
+  text: Schema.String,
+  agents: Schema.Array(WaitRow),
+  timed_out: Schema.Boolean,
+  notice: Schema.optionalWith(Schema.String, { exact: true }),
+  audit: Schema.Struct({
+    interrupted: Schema.Boolean,
+    /** The parent message that interrupted the wait, masked and cut to a bounded length with a marker. */
+    interrupt_reason: Schema.optionalWith(Schema.String, { exact: true }),
+    /** The ids whose row comes from a kept result body. */
+    durable_results: Schema.Array(Schema.String)
+  })
+})
+
+/** What a wait returns. */
+export type WaitResult = typeof WaitResult.Type
+
+/** A page of an agent's body. */
+export const ResultPage = Schema.Struct({
+  agent_id: Schema.String,
+  status: Status,
+  kind: Schema.Literal("result", "error"),
+  text: Schema.String,
+  offset: Schema.Number,
+  next_offset: Schema.Number,
+  original_bytes: Schema.Number,
+  result_bytes: Schema.Number,
+  error_bytes: Schema.Number,
+  /** UTF-8 bytes of the body before secrets were masked. */
+  source_original_bytes: Schema.Number,
+  truncated: Schema.Boolean,
+  cursor: Schema.optionalWith(Schema.String, { exact: true }),
+  /** When the body is removed (ISO 8601), or "never"; reads never move it. */
+  expires_at: Schema.String,
+  tools: Schema.optionalWith(Schema.Array(Schema.Struct({ name: Schema.String, calls: Schema.Number })), { exact: true }),
+  tools_omitted: Schema.optionalWith(Schema.Number, { exact: true })
+})
+
+/** A page of an agent's body. */
+export type ResultPage = typeof ResultPage.Type
+
+/** The catalog as `spawn_agent` describes it. */
+export interface Catalog {
+  readonly agents: ReadonlyArray<{ readonly name: string; readonly description: string }>
+  readonly max_concurrent_agents: number
+  /** The limit for agents spawned from now on; running agents keep theirs. */
+  readonly max_lifetime_seconds: number
+  readonly text: string
 }
 
-/** What an authorizer sees of an agent. */
-export interface AgentInfo {
-  readonly id: string
+/** A started agent. */
+export interface Spawned {
+  readonly agent_id: string
   readonly name: string
-  readonly owner: string
-  readonly channel: string
+  readonly status: "running"
+  readonly max_lifetime_seconds: number
 }
 
-/** Decides, on every read, whether a caller may read an agent; the owner and channel are checked first. */
-export class AgentAuthorizer extends Context.Tag("@spillway/agents/AgentAuthorizer")<
-  AgentAuthorizer,
-  { readonly canRead: (caller: Caller, agent: AgentInfo) => Effect.Effect<boolean> }
->() {}
-
-/** An authorizer that adds nothing to the owner and channel checks. */
-export const allowOwners: Layer.Layer<AgentAuthorizer> = Layer.succeed(AgentAuthorizer, { canRead: () => Effect.succeed(true) })
-
-/** A spawn past the concurrency limit. */
-export class AdmissionRefused extends Schema.TaggedError<AdmissionRefused>()("AdmissionRefused", {
-  limit: Schema.Number,
-  running: Schema.Number
-}) {
-  override get message() {
-    return `cannot start another agent: ${this.running} are running and agents.max_concurrent_agents is ${this.limit}; wait for one to finish`
-  }
+/** One agent as `list` shows it. */
+export interface Summary {
+  readonly agent_id: string
+  readonly name: string
+  readonly status: Status
+  readonly iterations: number
 }
 
-/** No agent by that name in the catalog. */
-export class UnknownAgent extends Schema.TaggedError<UnknownAgent>()("UnknownAgent", { name: Schema.String, known: Schema.Array(Schema.String) }) {
-  override get message() {
-    return `no agent named ${JSON.stringify(this.name)}; the catalog has ${this.known.join(", ") || "none"}`
-  }
-}
+/** The agent-specific refusals: a spawn past the limit, a result asked of an agent still running, a wait on too many agents for one result. */
+export { AdmissionRefused, AgentRunning, BatchTooLarge } from "./internal/errors.js"
 
-/** No agent by that id. */
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agentId: Schema.String }) {
-  override get message() {
-    return `no agent with id ${this.agentId}; it was never started here`
-  }
-}
+/** Everything spawning can fail with. */
+export type SpawnError = Errors.InvalidRequest | AdmissionRefused
 
-/** The caller may not read this agent. */
-export class AgentAccessDenied extends Schema.TaggedError<AgentAccessDenied>()("AgentAccessDenied", { agentId: Schema.String }) {
-  override get message() {
-    return `you may not read agent ${this.agentId}; holding its id or a cursor is not permission`
-  }
-}
+/** Everything a wait can fail with; an expired or lost result is a row, not a failure. */
+export type WaitError = Errors.InvalidRequest | Errors.AccessDenied | Errors.StoreFailed | BatchTooLarge
 
-/** The agent has no body yet. */
-export class AgentRunning extends Schema.TaggedError<AgentRunning>()("AgentRunning", { agentId: Schema.String }) {
-  override get message() {
-    return `agent ${this.agentId} is still running and has no result yet; call wait_for_agents first`
-  }
-}
-
-/** A wait whose roster alone would not fit the delivery budget. */
-export class BatchTooLarge extends Schema.TaggedError<BatchTooLarge>()("BatchTooLarge", {
-  requested: Schema.Number,
-  fits: Schema.Number
-}) {
-  override get message() {
-    return `waiting on ${this.requested} agents would not fit one result; split agent_ids into batches of at most ${this.fits}`
-  }
-}
-
-/** A request the runtime cannot carry out as given. */
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", { reason: Schema.String }) {
-  override get message() {
-    return this.reason
-  }
-}
+/** Everything reading a result can fail with. */
+export type ResultsError =
+  | Errors.NotFound
+  | Errors.AccessDenied
+  | Errors.Expired
+  | Errors.InvalidRequest
+  | Errors.StoreFailed
+  | Cursor.CursorError
+  | Envelope.EnvelopeTooSmall
+  | AgentRunning
 
 /** Limits of delivery; every figure defaults to the source design's. */
 export interface Options {
@@ -159,408 +188,99 @@ export interface Options {
   readonly maxPageBytes?: number
   /** Characters the optional tool metadata of a page may take. 1,000 by default. */
   readonly toolsAllowance?: number
+  /** Time between sweeps of expired results. 1 minute by default. */
+  readonly sweepEveryMillis?: number
 }
 
-const defaults = { budgetChars: 12_000, previewBytes: 800, defaultPageBytes: 4_000, maxPageBytes: 8_000, toolsAllowance: 1_000 }
-
-interface Agent {
-  readonly id: string
-  readonly name: string
-  readonly owner: string
-  readonly channel: string
-  readonly lifetimeSeconds: number
-  readonly startedAt: number
-  status: Status
-  iterations: number
-  reason: string | undefined
-  /** The scrubbed result or error body, once finished. */
-  body: Uint8Array | undefined
-  kind: "result" | "error" | undefined
-  sourceBytes: number
-  readonly tools: Map<string, number>
-  readonly done: Deferred.Deferred<void>
+const defaults: State.Limits = {
+  budgetChars: 12_000,
+  previewBytes: 800,
+  defaultPageBytes: 4_000,
+  maxPageBytes: 8_000,
+  toolsAllowance: 1_000,
+  sweepEveryMillis: 60_000
 }
 
-/** A row of a wait result. */
-export interface WaitRow {
-  readonly agent_id: string
-  readonly name: string
-  readonly status: Status | "not_found"
-  readonly iterations: number
-  readonly reason?: string
-  readonly preview: string
-  readonly preview_bytes: number
-  readonly body_bytes: number
-  readonly fetch?: string
+/** A wait: the agents, how long at most, and an effect that completes when a parent message interrupts it. */
+export interface WaitRequest {
+  readonly agentIds: ReadonlyArray<string>
+  readonly timeoutMillis: number
+  /** Completes with the parent message when one arrives; the agents go on running. */
+  readonly interrupt?: Effect.Effect<string> | undefined
 }
 
-/** What a wait returns. */
-export interface WaitResult {
-  readonly agents: ReadonlyArray<WaitRow>
-  readonly timed_out: boolean
-  readonly notice?: string
-  readonly audit: { readonly interrupted: boolean; readonly interrupt_reason?: string; readonly durable_results: ReadonlyArray<string> }
+/** A page request: the agent, the cursor of the previous page (none for the start), and a page size. */
+export interface ResultsRequest {
+  readonly agentId: string
+  readonly cursor?: string | undefined
+  /** Most bytes of the page; 4,000 by default, 4 to 8,000. */
+  readonly limit?: number | undefined
 }
 
-/** A page of an agent's body. */
-export interface ResultPage {
-  readonly agent_id: string
-  readonly status: Status
-  readonly kind: "result" | "error"
-  readonly text: string
-  readonly offset: number
-  readonly next_offset: number
-  readonly original_bytes: number
-  readonly result_bytes: number
-  readonly error_bytes: number
-  readonly source_original_bytes: number
-  readonly truncated: boolean
-  readonly cursor?: string
-  readonly tools?: ReadonlyArray<{ readonly name: string; readonly calls: number }>
-  readonly tools_omitted?: number
+/** The runtime. */
+export interface Service {
+  /** The catalog from the live configuration, rebuilt after each publication. */
+  readonly catalog: Effect.Effect<Catalog>
+  /** Starts an agent on a task, if the live limit admits it; it runs in the runtime's scope. */
+  readonly spawn: (caller: Access.Caller, request: { readonly agent: string; readonly task: string }) => Effect.Effect<Spawned, SpawnError>
+  /**
+   * Waits until every agent has finished, the timeout passes, or
+   * `interrupt` completes (a parent message); then checks access again and
+   * returns every agent's row with a fair share of preview.
+   */
+  readonly waitForAgents: (caller: Access.Caller, request: WaitRequest) => Effect.Effect<WaitResult, WaitError>
+  /** The page of an agent's body at a cursor (or its start), fitted whole to the budget. */
+  readonly getAgentResults: (caller: Access.Caller, request: ResultsRequest) => Effect.Effect<ResultPage, ResultsError>
+  /** The agents the caller may list, running or with a kept result. */
+  readonly list: (caller: Access.Caller) => Effect.Effect<ReadonlyArray<Summary>, Errors.StoreFailed>
+  /** How many agents are running. */
+  readonly running: Effect.Effect<number>
+  /** Removes expired result bodies; returns how many. */
+  readonly sweep: Effect.Effect<number, Errors.StoreFailed>
 }
-
-/** The catalog as `spawn_agent` describes it. */
-export interface Catalog {
-  readonly agents: ReadonlyArray<{ readonly name: string; readonly description: string }>
-  readonly max_concurrent_agents: number
-  /** The limit for agents spawned from now on; running agents keep theirs. */
-  readonly max_lifetime_seconds: number
-  readonly text: string
-}
-
-const NOTICE = "A parent message interrupted this wait; the agents go on running. Wait again or fetch their results later."
-
-/** Builds the runtime over a catalog of definitions; agents run in the scope it is built in. */
-export const make = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options: Options = {}) =>
-  Effect.gen(function*() {
-    const o = { ...defaults, ...options }
-    const config = yield* AgentConfig
-    const masker = yield* Secrets.Secrets
-    const authorizer = yield* AgentAuthorizer
-    const key = yield* Cursor.CursorKey
-    const scope = yield* Effect.scope
-    const services = yield* Effect.context<R>()
-    // without a result store, results live as long as the runtime
-    const store = yield* Effect.serviceOption(AgentResults)
-    const budget = { limit: o.budgetChars }
-    const byName = new Map(definitions.map((d) => [d.name, d]))
-    const live = new Map<string, Agent>()
-    const results = new Map<string, Agent>()
-    let catalogCache: { version: number; catalog: Catalog } | undefined
-
-    const cursorAt = (id: string, offset: number) =>
-      Effect.runSync(Effect.provideService(Cursor.encode({ tool: TOOL, evidence: id, offset, unit: "byte" }), Cursor.CursorKey, key))
-
-    /** The catalog from the live configuration, rebuilt after each publication. */
-    const catalog = Effect.gen(function*() {
-      const version = yield* config.version
-      if (catalogCache !== undefined && catalogCache.version === version) return catalogCache.catalog
-      const c = yield* config.current
-      const agents = definitions.map((d) => ({ name: d.name, description: d.description }))
-      const text = [
-        "Start an agent on a task; it runs in the background. Agents:",
-        ...agents.map((a) => `- ${a.name}: ${a.description}`),
-        `At most ${c.maxConcurrentAgents} agents run at once. An agent started now may run ${c.maxLifetimeSeconds} seconds.`
-      ].join("\n")
-      const built: Catalog = { agents, max_concurrent_agents: c.maxConcurrentAgents, max_lifetime_seconds: c.maxLifetimeSeconds, text }
-      catalogCache = { version, catalog: built }
-      return built
-    })
-
-    const finish = (agent: Agent, kind: "result" | "error", raw: string, status: Status, reason?: string) => {
-      const source = Utf8.encode(raw)
-      agent.body = masker.maskBytes(source)
-      agent.sourceBytes = source.length
-      agent.kind = kind
-      agent.status = status
-      agent.reason = reason
-      live.delete(agent.id)
-      results.set(agent.id, agent)
-      Deferred.unsafeDone(agent.done, Exit.void)
-    }
-
-    const stored = (a: Agent): StoredResult => ({
-      id: a.id,
-      name: a.name,
-      owner: a.owner,
-      channel: a.channel,
-      status: a.status as StoredResult["status"],
-      reason: a.reason,
-      iterations: a.iterations,
-      kind: a.kind!,
-      body: a.body!,
-      sourceBytes: a.sourceBytes,
-      tools: [...a.tools.entries()].map(([name, calls]) => ({ name, calls }))
-    })
-
-    const keep = (a: Agent) =>
-      Option.match(store, {
-        onNone: () => Effect.void,
-        onSome: (s) => s.put(stored(a)).pipe(Effect.catchAll((e) => Effect.logWarning(`agent ${a.id}: its result was not stored: ${e.message}`)))
-      })
-
-    /** Brings results of agents this runtime no longer holds (finished before a restart) back from the store. */
-    const resolve = (ids: ReadonlyArray<string>) =>
-      Effect.forEach(ids, (id) =>
-        live.has(id) || results.has(id) || Option.isNone(store)
-          ? Effect.void
-          : store.value.get(id).pipe(
-            Effect.map((r) => {
-              if (r === undefined) return
-              const agent: Agent = {
-                id: r.id,
-                name: r.name,
-                owner: r.owner,
-                channel: r.channel,
-                lifetimeSeconds: 0,
-                startedAt: 0,
-                status: r.status,
-                iterations: r.iterations,
-                reason: r.reason,
-                body: r.body,
-                kind: r.kind,
-                sourceBytes: r.sourceBytes,
-                tools: new Map(r.tools.map((t) => [t.name, t.calls])),
-                done: Deferred.unsafeMake<void>(FiberId.none)
-              }
-              Deferred.unsafeDone(agent.done, Exit.void)
-              results.set(id, agent)
-            }),
-            Effect.catchAll((e) => Effect.logWarning(e.message))
-          ), { discard: true })
-
-    const spawn = (caller: Caller, request: { readonly agent: string; readonly task: string }) =>
-      Effect.gen(function*() {
-        const definition = byName.get(request.agent)
-        if (definition === undefined) return yield* new UnknownAgent({ name: request.agent, known: [...byName.keys()] })
-        const c = yield* config.current
-        if (live.size >= c.maxConcurrentAgents) return yield* new AdmissionRefused({ limit: c.maxConcurrentAgents, running: live.size })
-        const agent: Agent = {
-          id: `agent-${randomBytes(9).toString("base64url")}`,
-          name: definition.name,
-          owner: caller.owner,
-          channel: caller.channel,
-          lifetimeSeconds: c.maxLifetimeSeconds,
-          startedAt: yield* Clock.currentTimeMillis,
-          status: "running",
-          iterations: 0,
-          reason: undefined,
-          body: undefined,
-          kind: undefined,
-          sourceBytes: 0,
-          tools: new Map(),
-          done: Deferred.unsafeMake<void>(FiberId.none)
-        }
-        live.set(agent.id, agent)
-        const context: AgentContext = {
-          task: request.task,
-          iteration: Effect.sync(() => void agent.iterations++),
-          toolUsed: (name) => Effect.sync(() => void agent.tools.set(name, (agent.tools.get(name) ?? 0) + 1))
-        }
-        const run = definition.run(context).pipe(
-          Effect.provide(services),
-          Effect.timeoutFail({
-            duration: Duration.seconds(agent.lifetimeSeconds),
-            onTimeout: () => "lifetime" as const
-          }),
-          Effect.exit,
-          Effect.flatMap((exit) =>
-            Effect.sync(() => {
-              if (Exit.isSuccess(exit)) return finish(agent, "result", exit.value, "completed")
-              const failure = Cause.failureOption(exit.cause)
-              if (Option.isSome(failure) && failure.value === "lifetime") {
-                return finish(agent, "error", "", "expired", `stopped after its lifetime of ${agent.lifetimeSeconds} seconds`)
-              }
-              if (Option.isSome(failure)) return finish(agent, "error", failure.value, "failed")
-              finish(agent, "error", `the agent crashed: ${Cause.pretty(exit.cause).split("\n")[0]}`, "failed")
-            })
-          )
-        )
-        yield* Effect.forkIn(Effect.zipRight(run, Effect.suspend(() => keep(agent))), scope)
-        return { agent_id: agent.id, name: agent.name, status: "running" as const, max_lifetime_seconds: agent.lifetimeSeconds }
-      })
-
-    const info = (a: Agent): AgentInfo => ({ id: a.id, name: a.name, owner: a.owner, channel: a.channel })
-    const allowed = (caller: Caller, a: Agent) =>
-      a.owner === caller.owner && a.channel === caller.channel ? authorizer.canRead(caller, info(a)) : Effect.succeed(false)
-
-    const lookup = (id: string) => live.get(id) ?? results.get(id)
-
-    /** The largest number of rows whose bare roster (no previews) fits, with room for the notice. */
-    const rosterFits = (ids: ReadonlyArray<string>) => {
-      const skeleton = (n: number): WaitResult => ({
-        agents: ids.slice(0, n).map((id) => ({
-          agent_id: id,
-          name: "x".repeat(Math.max(1, ...definitions.map((d) => d.name.length))),
-          status: "not_found",
-          iterations: 999_999_999,
-          reason: "stopped after its lifetime of 9999999999 seconds",
-          preview: "",
-          preview_bytes: 0,
-          body_bytes: 999_999_999,
-          fetch: `get_agent_results agent_id=${id} cursor=${cursorAt(id, 0)}`
-        })),
-        timed_out: true,
-        notice: NOTICE,
-        audit: { interrupted: true, interrupt_reason: "x".repeat(200), durable_results: ids.slice(0, n) }
-      })
-      return Envelope.fitCount(0, ids.length, skeleton, budget)
-    }
-
-    /**
-     * Waits until every agent has finished, the timeout passes, or
-     * `interrupt` completes (a parent message); then checks access again and
-     * returns every agent's row with a fair share of preview.
-     */
-    const waitForAgents = (
-      caller: Caller,
-      request: { readonly agentIds: ReadonlyArray<string>; readonly timeoutMillis: number; readonly interrupt?: Effect.Effect<string> | undefined }
-    ) =>
-      Effect.gen(function*() {
-        const ids = [...new Set(request.agentIds)]
-        if (ids.length === 0) return yield* new InvalidRequest({ reason: "agent_ids must name at least one agent" })
-        if (!Number.isFinite(request.timeoutMillis) || request.timeoutMillis < 0) {
-          return yield* new InvalidRequest({ reason: "timeout must be a number of milliseconds, 0 or more" })
-        }
-        yield* resolve(ids)
-        const fits = rosterFits(ids)
-        const fitting = Either.isRight(fits) ? fits.right.count : 0
-        if (fitting < ids.length) return yield* new BatchTooLarge({ requested: ids.length, fits: fitting })
-        for (const id of ids) {
-          const a = lookup(id)
-          if (a !== undefined && !(yield* allowed(caller, a))) return yield* new AgentAccessDenied({ agentId: id })
-        }
-        const pending = ids.map(lookup).filter((a): a is Agent => a !== undefined && a.status === "running")
-        const allDone = Effect.as(Effect.forEach(pending, (a) => Deferred.await(a.done), { discard: true }), { _tag: "done" as const })
-        const racers: Array<Effect.Effect<{ readonly _tag: "done" | "timeout" } | { readonly _tag: "interrupt"; readonly reason: string }>> = [
-          allDone,
-          Effect.as(Effect.sleep(Duration.millis(request.timeoutMillis)), { _tag: "timeout" as const })
-        ]
-        if (request.interrupt !== undefined) racers.push(Effect.map(request.interrupt, (reason) => ({ _tag: "interrupt" as const, reason })))
-        const ended = yield* Effect.raceAll(racers)
-        // access may have been taken away while waiting: no preview for a revoked reader
-        for (const id of ids) {
-          const a = lookup(id)
-          if (a !== undefined && !(yield* allowed(caller, a))) return yield* new AgentAccessDenied({ agentId: id })
-        }
-        const interrupted = ended._tag === "interrupt"
-        const durable = ids.filter((id) => !live.has(id) && results.has(id))
-        const rows = (share: number): WaitResult => ({
-          agents: ids.map((id) => {
-            const a = lookup(id)
-            if (a === undefined) return { agent_id: id, name: "", status: "not_found", iterations: 0, preview: "", preview_bytes: 0, body_bytes: 0 }
-            const body = a.body ?? new Uint8Array(0)
-            const cut = Utf8.byteBoundary(body, Math.min(share, body.length))
-            return {
-              agent_id: id,
-              name: a.name,
-              status: a.status,
-              iterations: a.iterations,
-              ...(a.reason !== undefined ? { reason: a.reason } : {}),
-              preview: Utf8.decodeLossy(body.subarray(0, cut)),
-              preview_bytes: cut,
-              body_bytes: body.length,
-              ...(a.status !== "running" ? { fetch: `get_agent_results agent_id=${id} cursor=${cursorAt(id, 0)}` } : {})
-            } satisfies WaitRow
-          }),
-          timed_out: ended._tag === "timeout",
-          ...(interrupted ? { notice: NOTICE } : {}),
-          audit: {
-            interrupted,
-            ...(ended._tag === "interrupt" ? { interrupt_reason: ended.reason } : {}),
-            durable_results: durable
-          }
-        })
-        // every agent gets the same preview ceiling, as large as the budget allows, up to 800 bytes
-        const fitted = yield* Envelope.fitCount(0, o.previewBytes, rows, budget)
-        return fitted.value
-      })
-
-    const limitOf = (limit: number | undefined) =>
-      limit === undefined
-        ? Effect.succeed(o.defaultPageBytes)
-        : Number.isSafeInteger(limit) && limit >= 4 && limit <= o.maxPageBytes
-        ? Effect.succeed(limit)
-        : Effect.fail(new InvalidRequest({ reason: `limit must be a whole number from 4 to ${o.maxPageBytes}; got ${limit}` }))
-
-    /** The page of an agent's body at a cursor (or its start), fitted whole to the budget. */
-    const getAgentResults = (
-      caller: Caller,
-      request: { readonly agentId: string; readonly cursor?: string | undefined; readonly limit?: number | undefined }
-    ) =>
-      Effect.gen(function*() {
-        yield* resolve([request.agentId])
-        const a = lookup(request.agentId)
-        if (a === undefined) return yield* new AgentNotFound({ agentId: request.agentId })
-        if (!(yield* allowed(caller, a))) return yield* new AgentAccessDenied({ agentId: a.id })
-        if (a.body === undefined || a.kind === undefined) return yield* new AgentRunning({ agentId: a.id })
-        const limit = yield* limitOf(request.limit)
-        let offset = 0
-        if (request.cursor !== undefined && request.cursor !== "") {
-          const position = yield* Effect.provideService(Cursor.decode(request.cursor, { tool: TOOL, unit: "byte" }), Cursor.CursorKey, key)
-          if (position.evidence !== a.id) {
-            return yield* new InvalidRequest({ reason: `this cursor belongs to agent ${position.evidence}, not ${a.id}` })
-          }
-          offset = position.offset
-        }
-        const body = a.body
-        if (offset > body.length || !Utf8.isByteBoundary(body, offset)) {
-          return yield* new InvalidRequest({ reason: `offset ${offset} is not a character boundary of the ${body.length}-byte body` })
-        }
-        // tool metadata first, within its own allowance, so it never crowds out the body
-        const tools = [...a.tools.entries()].map(([name, calls]) => ({ name, calls }))
-        let shownTools = tools.length
-        while (shownTools > 0 && JSON.stringify(tools.slice(0, shownTools)).length > o.toolsAllowance) shownTools--
-        const rest = body.subarray(offset, offset + limit + 3)
-        const page = (n: number): ResultPage => {
-          const cut = Utf8.byteBoundary(rest, Math.min(n, rest.length))
-          const next = offset + cut
-          const truncated = next < body.length
-          return {
-            agent_id: a.id,
-            status: a.status,
-            kind: a.kind!,
-            text: Utf8.decodeLossy(rest.subarray(0, cut)),
-            offset,
-            next_offset: next,
-            original_bytes: body.length,
-            result_bytes: a.kind === "result" ? body.length : 0,
-            error_bytes: a.kind === "error" ? body.length : 0,
-            source_original_bytes: a.sourceBytes,
-            truncated,
-            ...(truncated ? { cursor: cursorAt(a.id, next) } : {}),
-            ...(tools.length > 0 ? { tools: tools.slice(0, shownTools), tools_omitted: tools.length - shownTools } : {})
-          }
-        }
-        const max = Math.min(limit, rest.length)
-        let min = max === 0 ? 0 : 1
-        while (min < max && !Utf8.isByteBoundary(rest, min)) min++
-        return (yield* Envelope.fitCount(min, max, page, budget)).value
-      })
-
-    /** The agents the caller may read, running or finished. */
-    const list = (caller: Caller) =>
-      Effect.gen(function*() {
-        const out: Array<{ agent_id: string; name: string; status: Status; iterations: number }> = []
-        for (const a of [...live.values(), ...results.values()]) {
-          if (yield* allowed(caller, a)) out.push({ agent_id: a.id, name: a.name, status: a.status, iterations: a.iterations })
-        }
-        return out
-      })
-
-    /** How many agents are running. */
-    const running = Effect.sync(() => live.size)
-
-    return { catalog, spawn, waitForAgents, getAgentResults, list, running }
-  })
-
-/** The runtime's interface. */
-export type Service = Effect.Effect.Success<ReturnType<typeof make<never>>>
 
 /** The agent runtime service. */
 export class AgentRuntime extends Context.Tag("@spillway/agents/AgentRuntime")<AgentRuntime, Service>() {}
 
+/**
+ * Builds the runtime over a catalog of definitions, the body store and a
+ * cursor key; agents run in the scope it is built in, and expired results
+ * are swept in the background.
+ */
+export const make = <R>(
+  definitions: ReadonlyArray<AgentDefinition<R>>,
+  options: Options = {}
+): Effect.Effect<Service, never, AgentConfig | Body.Bodies | Secrets.Secrets | Cursor.CursorKey | Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const limits: State.Limits = { ...defaults, ...options }
+    const config = yield* AgentConfig
+    const { key } = yield* Cursor.CursorKey
+    const ctx: State.Context = {
+      limits,
+      bodies: yield* Body.Bodies,
+      masker: yield* Secrets.Secrets,
+      codec: Cursor.codec(key, TOOL, "byte"),
+      budget: { limit: limits.budgetChars },
+      live: new Map(),
+      lost: new Map()
+    }
+    const spawner = yield* Registry.make(ctx, definitions, config)
+    const sweep = Registry.sweep(ctx)
+    yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sweep), Schedule.spaced(Duration.millis(limits.sweepEveryMillis))))
+    return AgentRuntime.of({
+      catalog: Catalogs.make(definitions, config),
+      spawn: spawner.spawn,
+      waitForAgents: (caller, request) => Wait.waitForAgents(ctx, caller, request),
+      getAgentResults: (caller, request) => Pages.getAgentResults(ctx, caller, request),
+      list: (caller) => Registry.list(ctx, caller),
+      running: Effect.sync(() => ctx.live.size),
+      sweep
+    })
+  })
+
 /** The runtime over a catalog, as a layer; agents run as long as the layer's scope. */
-export const layer = <R>(definitions: ReadonlyArray<AgentDefinition<R>>, options: Options = {}) =>
+export const layer = <R>(
+  definitions: ReadonlyArray<AgentDefinition<R>>,
+  options: Options = {}
+): Layer.Layer<AgentRuntime, never, AgentConfig | Body.Bodies | Secrets.Secrets | Cursor.CursorKey | R> =>
   Layer.scoped(AgentRuntime, make(definitions, options))

@@ -1,6 +1,6 @@
 /**
  * @spillway/agents: agents as supervised fibers, their live configuration,
- * wait snapshots and paged results.
+ * wait snapshots and paged results kept as bodies of the one store.
  *
  * @since 0.1.0
  */
@@ -9,5 +9,3 @@
 export * as AgentConfig from "./AgentConfig.js"
 /** The agent runtime: catalog, spawn, wait and results. */
 export * as Agents from "./Agents.js"
-/** Where finished agents' results are kept. */
-export * as AgentResults from "./AgentResults.js"

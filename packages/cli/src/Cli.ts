@@ -8,8 +8,10 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { Child, Secrets, Spill } from "@spillway/core"
-import { NodeChild } from "@spillway/node"
+import { NodeChild, NodeSecrets } from "@spillway/node"
 import { Effect, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { cliGrepHint, cliHint, readHint } from "./Hints.js"
@@ -29,6 +31,12 @@ export const signalCommand = (signal: NodeJS.Signals): boolean => {
   running(signal)
   return true
 }
+
+/** The masking worker bundled next to the command (see build.mjs); unbundled, the node package finds its own. */
+const maskWorker = (() => {
+  const file = typeof __dirname === "string" ? Path.join(__dirname, "mask-worker.cjs") : undefined
+  return file !== undefined && Fs.existsSync(file) ? file : undefined
+})()
 
 /** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
 const KILL_GRACE_MILLIS = 3000
@@ -93,7 +101,10 @@ const run = Command.make(
       if (skipped.length > 0) {
         yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
       }
-      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
+      // the masker is built here, not at start-up: only run writes; a long output is masked on a second core
+      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint }).pipe(
+        Effect.provide(NodeSecrets.layerWorkerFromEnv({ ...(maskWorker === undefined ? {} : { workerFile: maskWorker }) }))
+      )
       const spec: Child.Spec = Option.isSome(shell)
         ? { command: shell.value, shell: true, mergeStderr: true }
         : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }

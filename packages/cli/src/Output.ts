@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Context, Data, Effect } from "effect"
+import { maskPrinted } from "./Printed.js"
 
 /** The command's output streams and exit status. */
 export interface Output {
@@ -33,9 +34,10 @@ const write = (stream: NodeJS.WriteStream, data: string | Uint8Array) =>
 export const processOutput = (): Output & { status: number } => {
   const o = {
     status: 0,
-    stdout: (text: string) => write(process.stdout, text),
+    // text is masked on the way out; bytes are saved output, masked when they were kept
+    stdout: (text: string) => write(process.stdout, maskPrinted(text)),
     stdoutBytes: (bytes: Uint8Array) => write(process.stdout, bytes),
-    stderr: (text: string) => write(process.stderr, text),
+    stderr: (text: string) => write(process.stderr, maskPrinted(text)),
     setExit: (status: number) => Effect.sync(() => void (o.status = status))
   }
   return o

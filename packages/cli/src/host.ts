@@ -10,6 +10,7 @@
  */
 import { Host } from "@spillway/remote"
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
+import { maskPrinted } from "./Printed.js"
 
 const usage = [
   "usage: spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR] --dir DIR --credentials FILE",
@@ -81,7 +82,7 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
   if (typeof parsed === "string") {
     // --help is an answer, on stdout; anything else is a mistake, on stderr
     if (parsed === usage) process.stdout.write(`${usage}\n`)
-    else process.stderr.write(`spillway: ${parsed}\n`)
+    else process.stderr.write(maskPrinted(`spillway: ${parsed}\n`))
     return Promise.resolve(parsed === usage ? 0 : 2)
   }
   const options = { directory: parsed.directory, credentials: parsed.credentials, limits: parsed.limits, leaseTtlMillis: parsed.leaseTtlMillis }
@@ -94,7 +95,7 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
     yield* Layer.build(layer)
     // said only once the port is bound, so a controller that waits for it can connect
     if (!parsed.stdio) {
-      process.stderr.write(`spillway: host listening on ${parsed.websocket ? "ws://" : ""}${parsed.bind ?? "127.0.0.1"}:${parsed.port}\n`)
+      process.stderr.write(maskPrinted(`spillway: host listening on ${parsed.websocket ? "ws://" : ""}${parsed.bind ?? "127.0.0.1"}:${parsed.port}\n`))
     }
     return yield* Effect.never
   })))
@@ -104,7 +105,7 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, stop)
   return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
     if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
-    process.stderr.write(`spillway: the host stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`)
+    process.stderr.write(maskPrinted(`spillway: the host stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
     return 1
   })
 }

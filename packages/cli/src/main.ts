@@ -13,6 +13,7 @@ import { NodeBodies, NodePattern } from "@spillway/node"
 import { Cause, Console, Effect, Exit, Fiber, Layer } from "effect"
 import { signalCommand, spillway } from "./Cli.js"
 import { Exit2, OutputTag, processOutput } from "./Output.js"
+import { maskPrinted } from "./Printed.js"
 import * as ServeCommand from "./ServeCommand.js"
 
 const output = processOutput()
@@ -77,7 +78,7 @@ fiber.addObserver((exit) => {
       ? oneLine(parseErrors.join("\n")) || "invalid arguments"
       : oneLine(e.message ?? String(e))
     const hint = ValidationError.isValidationError(failure.value) ? " (see spillway --help)" : ""
-    process.stderr.write(`spillway: ${text}${hint}\n`)
+    process.stderr.write(maskPrinted(`spillway: ${text}${hint}\n`))
     process.exitCode = e.status ?? 2
     return
   }
@@ -85,6 +86,6 @@ fiber.addObserver((exit) => {
     process.exitCode = 130
     return
   }
-  process.stderr.write(`spillway: internal error: ${oneLine(Cause.pretty(exit.cause))}\n`)
+  process.stderr.write(maskPrinted(`spillway: internal error: ${oneLine(Cause.pretty(exit.cause))}\n`))
   process.exitCode = 70
 })

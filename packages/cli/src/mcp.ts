@@ -7,6 +7,7 @@
  */
 import { NodeMcp } from "@spillway/node"
 import { Cause, Effect, Exit, Fiber } from "effect"
+import { maskPrinted } from "./Printed.js"
 
 const usage = "usage: spillway mcp [--read-only] [--dir DIR] [--agents CATALOG.json]"
 
@@ -34,7 +35,7 @@ export const main = (args: ReadonlyArray<string>): Promise<number> => {
   if (typeof options === "string") {
     // --help is an answer, on stdout; anything else is a mistake, on stderr
     if (options === usage) process.stdout.write(`${usage}\n`)
-    else process.stderr.write(`spillway: ${options}\n`)
+    else process.stderr.write(maskPrinted(`spillway: ${options}\n`))
     return Promise.resolve(options === usage ? 0 : 2)
   }
   const fiber = Effect.runFork(NodeMcp.serveStdio(options))
@@ -44,7 +45,7 @@ export const main = (args: ReadonlyArray<string>): Promise<number> => {
   }
   return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
     if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
-    process.stderr.write(`spillway: the MCP server stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`)
+    process.stderr.write(maskPrinted(`spillway: the MCP server stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
     return 1
   })
 }

@@ -1,4 +1,7 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Secrets } from "@spillway/core"
+import { NodeSecrets } from "@spillway/node"
+import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -156,6 +159,62 @@ describe("spillway run", () => {
     expect(missing.stderr).toMatch(/^spillway: cannot start no-such-command-here: .*\n$/)
   })
 
+  it("masks what it prints itself: a secret given as the command is not in the error", () => {
+    const dir = tempDir()
+    const secret = "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    const r = spillway(dir, ["run", "--", secret], { MY_API_KEY: secret })
+    expect(r.status).toBe(127)
+    expect(r.stderr).toMatch(/^spillway: cannot start \*+: /)
+    expect(r.stderr + r.stdout).not.toContain(secret.slice(8))
+    const known = "an0ther-value-of-the-env"
+    const shell = spillway(dir, ["run", "--", `./${known}`], { DEPLOY_TOKEN: known })
+    expect(shell.stderr).not.toContain(known)
+  })
+
+  it("masks long output on its worker exactly as in-process, secrets split across reads included", () => {
+    const dir = tempDir()
+    // several MiB, so the stream hands on to the worker; secrets at every offset of a 64 KiB pipe read
+    const script = [
+      "const t='ghp_'+'aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6';",
+      "let s='';for(let i=0;i<120000;i++){s+=(i%7===0?'token='+t:'line '+i+' of the build')+'\\n'}",
+      "s+='-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEA7x9Zq2Lk\\n-----END RSA PRIVATE KEY-----\\nend\\n';",
+      "process.stdout.write(s)"
+    ].join("")
+    const r = spillway(dir, ["run", "--", process.execPath, "-e", script])
+    expect(r.status).toBe(0)
+    const name = savedName(r.stdout)!
+    const saved = Fs.readFileSync(Path.join(dir, name), "utf8")
+    expect(saved).not.toContain("aB3dE6gH9jK2mN5p")
+    expect(saved).not.toContain("MIIEowIBAAKCAQEA7x9Zq2Lk")
+    const lines = saved.split("\n")
+    expect(lines[0]).toBe(`token=${"*".repeat(40)}`)
+    expect(lines[1]).toBe("line 1 of the build")
+    expect(lines.at(-3)).toBe("-----END RSA PRIVATE KEY-----")
+    expect(lines.length).toBe(120000 + 5)
+  })
+
+  it("bundles a masking worker that masks as the in-process masker does", () => {
+    const workerFile = fileURLToPath(new URL("../dist/mask-worker.cjs", import.meta.url))
+    const masker = Effect.runSync(NodeSecrets.makeWorkerMasker({ workerFile, handOffBytes: 16, shouldHandOff: () => true }))
+    const text = `export GITHUB_TOKEN=ghp_${"aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"}\n`.repeat(50)
+    const pause = new Int32Array(new SharedArrayBuffer(4))
+    const deadline = Date.now() + 20_000
+    let handedOn = false
+    let fed = ""
+    let out = ""
+    const stream = masker.stream()
+    while (!handedOn && Date.now() < deadline) {
+      fed += text
+      out += Buffer.from(stream.push(Buffer.from(text))).toString("utf8")
+      handedOn = stream.checkpoint() === undefined
+      if (!handedOn) Atomics.wait(pause, 0, 0, 50)
+    }
+    out += Buffer.from(stream.end()).toString("utf8")
+    expect(handedOn).toBe(true)
+    expect(out).toBe(Secrets.unsafeMakeMasker().maskText(fed))
+    expect(out).not.toContain("aB3dE6gH9jK2mN5p")
+  })
+
   it("keeps binary and invalid UTF-8 output byte for byte in the file", () => {
     const dir = tempDir()
     // every byte value, over and over, with line breaks
@@ -212,6 +271,39 @@ describe("spillway run", () => {
     const g = JSON.parse(spillway(dir, ["grep", "--json", "step 2999 ", o.filename]).stdout)
     expect(g.matches).toEqual([{ line: 2999, text: "step 2999 of the build", cut: false }])
   })
+})
+
+describe("crash debris", () => {
+  it("what a killed run left half-written is never read, and the next run removes it", async () => {
+    const dir = tempDir()
+    const child = spawn(process.execPath, [bin, "run", "--", "sh", "-c", "yes spillway-debris-line | head -c 200000000; sleep 30"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["ignore", "ignore", "ignore"]
+    })
+    // wait until the half-written body is well under way, then kill the command without a chance to clean up
+    const temp = () => Fs.readdirSync(dir).filter((f) => f.startsWith(".tmp-"))
+    for (let i = 0; i < 200 && !(temp().length > 0 && Fs.statSync(Path.join(dir, temp()[0]!)).size > 1_000_000); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(temp().length).toBe(1)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    // the command's own process group outlives its killed parent: end it by its ids
+    for (const pid of spawnSync("pgrep", ["-f", "spillway-debris-line"]).stdout.toString().split("\n").filter((l) => l !== "")) {
+      try {
+        process.kill(Number(pid), "SIGKILL")
+      } catch {
+        // gone already
+      }
+    }
+    const left = temp()[0]!
+    expect(spillway(dir, ["read", left]).status).toBe(2)
+    // the next run that keeps output sweeps what writers that are gone left behind
+    const next = spillway(dir, ["run", "-c", noisy(3000)])
+    expect(next.status).toBe(0)
+    expect(temp()).toEqual([])
+    expect(Fs.readdirSync(dir).filter((f) => !f.startsWith("."))).toHaveLength(1)
+  }, 60_000)
 })
 
 describe("interruption", () => {

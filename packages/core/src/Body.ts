@@ -173,8 +173,17 @@ export const make = Effect.gen(function*() {
       for (const m of kept) retention.hold(m.profile, m.bytes)
     }))
 
+  // what writers that are gone left half-written (a crash mid-save) goes at the first write, and at every sweep
+  let debrisSwept = false
+  const sweepDebrisOnce = Effect.suspend(() => {
+    if (debrisSwept) return Effect.void
+    debrisSwept = true
+    return Effect.ignore(files.sweepDebris)
+  })
+
   const create: Service["create"] = (options) =>
     Effect.gen(function*() {
+      yield* sweepDebrisOnce
       yield* count(options.profile)
       const now = yield* Clock.currentTimeMillis
       const name = options.name ?? makeFilename(new Date(now), undefined, options.extension ?? ".log")

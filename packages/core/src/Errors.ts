@@ -42,7 +42,7 @@ const named = (resource: Resource, id: string): string => {
 const notFoundHint: Readonly<Record<Resource, string>> = {
   output: "check the name or cursor in the preview; saved output is removed when it expires",
   job: "it was not started here, or it expired and was removed; list your jobs to see which exist",
-  agent: "it was never started here; check the agent_id",
+  agent: "it was never started here, or its result expired and was removed; check the agent_id",
   scratch: "check the path; scratch files are never overwritten, so each capture has its own"
 }
 

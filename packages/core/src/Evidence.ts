@@ -215,6 +215,26 @@ export interface Service {
 /** The evidence profile. */
 export class Evidence extends Context.Tag("@spillway/core/Evidence")<Evidence, Service>() {}
 
+
+/** Up to a budget's worth of the body from a code-point offset, found through the nearest checkpoint. */
+const readFrom = (body: Reader, offset: number, limit: number): Effect.Effect<string, StoreFailed> =>
+  Effect.gen(function*() {
+    const m = body.manifest
+    const at = Math.min(offset, m.codePoints)
+    let k = m.checkpoints.length - 1
+    while (k > 0 && m.checkpoints[k]!.codePoint > at) k--
+    const cp = m.checkpoints[k] ?? { codePoint: 0, byte: 0 }
+    const skip = at - cp.codePoint
+    const want = (skip + limit) * 4
+    const bytes = yield* body.read(cp.byte, Math.max(0, Math.min(want, m.bytes - cp.byte)))
+    // never decode a sequence the read cut short
+    const usable = cp.byte + bytes.length < m.bytes ? bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length)) : bytes
+    const text = Utf8.decodeLossy(usable)
+    const start = Utf8.takeCodePoints(text, skip).length
+    return Utf8.takeCodePoints(text.slice(start), limit)
+  })
+
+
 /** Builds the evidence profile over the body store and a cursor key. */
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
@@ -291,8 +311,7 @@ export const make = (options: Options = {}) =>
         (paged) => paged.value
       )
 
-    const firstResult = (m: Manifest, text: string) =>
-      first(m, text, { budgetChars: o.budgetChars, cursor: (n) => codec.encode(m.id, n) })
+    const firstResult = (m: Manifest, text: string) => first(m, text, { budgetChars: budget.limit, cursor: (n) => codec.encode(m.id, n) })
 
     const getToolOutput: Service["getToolOutput"] = (cursor, caller) =>
       Effect.scoped(Effect.gen(function*() {
@@ -305,7 +324,7 @@ export const make = (options: Options = {}) =>
           const from = { match: Math.floor(position.offset / SEARCH_SPAN), offset: position.offset % SEARCH_SPAN }
           return yield* searchPage(m, snapshot, from)
         }
-        const text = yield* readFrom(body, position.offset)
+        const text = yield* readFrom(body, position.offset, budget.limit)
         const total = m.codePoints
         const page = (part: string, n: number): Page => {
           const end = position.offset + n
@@ -324,24 +343,6 @@ export const make = (options: Options = {}) =>
         }
         return (yield* Envelope.fitText(text, page, budget)).value
       }))
-
-    /** Up to a budget's worth of the body from a code-point offset, found through the nearest checkpoint. */
-    const readFrom = (body: Reader, offset: number, limit: number = budget.limit): Effect.Effect<string, StoreFailed> =>
-      Effect.gen(function*() {
-        const m = body.manifest
-        const at = Math.min(offset, m.codePoints)
-        let k = m.checkpoints.length - 1
-        while (k > 0 && m.checkpoints[k]!.codePoint > at) k--
-        const cp = m.checkpoints[k] ?? { codePoint: 0, byte: 0 }
-        const skip = at - cp.codePoint
-        const want = (skip + limit) * 4
-        const bytes = yield* body.read(cp.byte, Math.max(0, Math.min(want, m.bytes - cp.byte)))
-        // never decode a sequence the read cut short
-        const usable = cp.byte + bytes.length < m.bytes ? bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length)) : bytes
-        const text = Utf8.decodeLossy(usable)
-        const start = Utf8.takeCodePoints(text, skip).length
-        return Utf8.takeCodePoints(text.slice(start), limit)
-      })
 
     return Evidence.of({
       retain,

@@ -61,6 +61,19 @@ export const JobOrigin = Schema.TaggedStruct("Job", {
   signal: Schema.NullOr(Schema.String)
 })
 
+/** The newest output of a job whose output passed its head's limit: the window kept past the dropped middle. */
+export const JobTailOrigin = Schema.TaggedStruct("JobTail", {
+  /** The job's head body. */
+  of: Schema.String,
+  /** Where in the job's output the window starts: a byte offset, and the 1-based line that starts there. */
+  fromByte: Schema.Number,
+  fromLine: Schema.Number,
+  /** Whether `fromByte` starts its line (else the head's limit cut that line). */
+  lineStart: Schema.Boolean,
+  /** Line breaks in the head: as many as its lines when it ends at a break. */
+  headNewlines: Schema.Number
+})
+
 /** A finished agent's result or error body. */
 export const AgentOrigin = Schema.TaggedStruct("Agent", {
   name: Schema.String,
@@ -72,7 +85,7 @@ export const AgentOrigin = Schema.TaggedStruct("Agent", {
 })
 
 /** What a body came from. */
-export const Origin = Schema.Union(ToolOrigin, SearchOrigin, JobOrigin, AgentOrigin)
+export const Origin = Schema.Union(ToolOrigin, SearchOrigin, JobOrigin, JobTailOrigin, AgentOrigin)
 
 /** What a body came from. */
 export type Origin = typeof Origin.Type

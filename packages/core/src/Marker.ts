@@ -1,7 +1,8 @@
 /**
  * The bracketed markers that tell a model which lines it is looking at:
  * `[Showing lines 101-2100 of 2100. Full output: NAME]` and
- * `[Showing lines 1-2000 of 2100]`.
+ * `[Showing lines 1-2000 of 2100]`, and the gap inside a line too long to
+ * show whole: `[…98304 bytes omitted…]` between its start and its end.
  *
  * @since 0.1.0
  */
@@ -30,3 +31,9 @@ export const format = (input: MarkerInput): string => {
   const full = input.fullOutput !== undefined ? `. Full output: ${input.fullOutput}` : ""
   return `[${shown}${cut}${full}]`
 }
+
+/**
+ * The gap inside a line shown by its start and its end: how many UTF-8
+ * bytes of the line are left out between the two.
+ */
+export const omitted = (bytes: number): string => `[…${bytes} bytes omitted…]`

@@ -7,7 +7,7 @@
  */
 import * as Marker from "./Marker.js"
 import * as Salience from "./Salience.js"
-import { type LineRange, splitLines } from "./Projection.js"
+import { elide, type LineRange, splitLines } from "./Projection.js"
 import * as Utf8 from "./Utf8.js"
 
 /**
@@ -50,6 +50,12 @@ export interface PreviewInput {
   readonly totalBytes: number
   /** UTF-8 bytes of the first line, which `head` may hold only the start of. */
   readonly firstLineBytes?: number | undefined
+  /**
+   * The end of the first line (it may begin inside it), needed only when
+   * `head` holds just the line's start and the output has more lines: a
+   * first line too long for the preview is shown by its start and its end.
+   */
+  readonly firstLineEnd?: string | undefined
   /** Name of the saved copy, when it was saved. */
   readonly saved?: string | undefined
   /** Set when the saved copy holds only the start of the output (a per-file limit): its lines and bytes. */
@@ -191,15 +197,22 @@ export const make = (input: PreviewInput): Preview => {
   const tail = tailLines.slice(tailLines.length - t)
   const ranges: Array<LineRange> = []
   let cutLine: { line: number; shownBytes: number; totalBytes: number } | undefined
-  // A first line longer than the whole room shows its start, cut on a code
-  // point, in whatever the section and the tail left.
+  // A first line longer than the whole room shows its start and its end, with the bytes between
+  // counted, in whatever the section and the tail left; its start alone when its end is not known.
   const left = room - sectionCost(rows) - tail.reduce((n, l) => n + cost(l), 0)
   if (h === 0 && left > 1 && input.totalLines - t >= 1) {
     const first = headLines[0] ?? input.head
-    const part = Utf8.takeCodePoints(first, left - 1)
+    const totalBytes = input.firstLineBytes ?? Utf8.byteLength(first)
+    const end = headLines.length > 0
+      ? first
+      : input.totalLines === 1
+      ? (tailLines[tailLines.length - 1] ?? input.tail)
+      : input.firstLineEnd
+    const both = end !== undefined ? elide(first, end, totalBytes, left - 1, "code-points") : undefined
+    const part = both?.text ?? Utf8.takeCodePoints(first, left - 1)
     head.push(part)
     ranges.push({ from: 1, to: 1 })
-    cutLine = { line: 1, shownBytes: Utf8.byteLength(part), totalBytes: input.firstLineBytes ?? Utf8.byteLength(first) }
+    cutLine = { line: 1, shownBytes: both !== undefined ? both.startBytes + both.endBytes : Utf8.byteLength(part), totalBytes }
   }
   if (h > 0) ranges.push({ from: 1, to: h })
   if (t > 0) {

@@ -16,19 +16,19 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Duration, Effect, Either, Layer, Schedule, type Scope } from "effect"
+import { Context, Duration, Effect, Either, Layer, Schedule, Schema, type Scope } from "effect"
 import type * as Access from "./Access.js"
 import { Bodies } from "./Body.js"
 import * as Child from "./Child.js"
 import * as Cursor from "./Cursor.js"
 import type * as Envelope from "./Envelope.js"
 import { type AccessDenied, type Expired, InvalidRequest, NotFound, type StoreFailed } from "./Errors.js"
-import * as Utf8 from "./Utf8.js"
+import * as Control from "./internal/process/control.js"
 import * as Job from "./internal/process/job.js"
 import * as Run from "./internal/process/run.js"
 import * as Views from "./internal/process/views.js"
 import * as Wait from "./internal/process/wait.js"
-import type * as ProcessView from "./ProcessView.js"
+import * as ProcessView from "./ProcessView.js"
 import { Retention } from "./Retention.js"
 import { Secrets } from "./Secrets.js"
 
@@ -37,8 +37,16 @@ export const TOOL = Views.TOOL
 
 /** Limits of capture and delivery; every figure defaults to the source design's. */
 export interface Options {
-  /** Bytes kept per job; the rest is counted, not kept. 4 MiB by default. */
+  /** Bytes kept of the start of each job's output (its head). 4 MiB by default. */
   readonly captureLimitBytes?: number
+  /**
+   * Bytes of each job's newest output kept past its head, in a rolling
+   * window masked by the same stream as the head (so its secret context is
+   * verified), counted in the spool quota; 1 MiB by default, 0 for none.
+   */
+  readonly tailBytes?: number
+  /** What a job started with `keep: "whole"` may keep: the spill profile's per-file limit, 1 GiB by default. */
+  readonly wholeLimitBytes?: number
   /** The delivery budget for one whole result, in characters. 12,000 by default. */
   readonly budgetChars?: number
   /** Newest lines in the status view. 50 by default. */
@@ -71,7 +79,8 @@ const defaults: Job.Limits = {
   drainGraceMillis: 2_000,
   smallStreamBytes: 64 * 1024,
   saveEveryMillis: 1_000,
-  sweepEveryMillis: 60_000
+  sweepEveryMillis: 60_000,
+  tailBytes: 1024 * 1024
 }
 
 /** The smallest page a poll may ask for: room for any one code point. */
@@ -101,6 +110,10 @@ export interface PollRequest {
   readonly offset?: number | string | null | undefined
   /** Most bytes per page; 4,000 by default, 4 to 8,000. */
   readonly limit?: number | null | undefined
+  /** Reads by line instead: the first line (1-based), in the head or in the window of newest output. */
+  readonly line?: number | null | undefined
+  /** With `line`: how many lines; 200 by default, within the page size. */
+  readonly lines?: number | null | undefined
 }
 
 /** A wait: until the job exits, a line of its output matches, or the timeout, whichever is first. */
@@ -112,20 +125,23 @@ export interface WaitRequest {
 }
 
 /** One job as `list` shows it. */
-export interface JobSummary {
-  readonly pid: number
-  readonly command: string
-  readonly status: ProcessView.State
-  readonly exit_code?: number
-  readonly signal?: string
-  readonly started_at: string
-  readonly emitted_bytes: number
-  readonly read_only: boolean
+export const JobSummary = Schema.Struct({
+  pid: Schema.Number,
+  command: Schema.String,
+  status: ProcessView.State,
+  exit_code: Schema.optionalWith(Schema.Number, { exact: true }),
+  signal: Schema.optionalWith(Schema.String, { exact: true }),
+  started_at: Schema.String,
+  emitted_bytes: Schema.Number,
+  read_only: Schema.Boolean,
   /** The job's random generation: what tells it from an earlier job that had the same pid. */
-  readonly generation: string
+  generation: Schema.String,
   /** The name of the body that keeps its output. */
-  readonly output: string
-}
+  output: Schema.String
+})
+
+/** One job as `list` shows it. */
+export type JobSummary = typeof JobSummary.Type
 
 /** Everything a read can fail with. */
 export type ReadError = NotFound | AccessDenied | Expired | InvalidRequest | StoreFailed | Cursor.CursorError | Envelope.EnvelopeTooSmall
@@ -140,7 +156,7 @@ export interface SpawnService {
 
 /** Reading jobs: the status view, pages, waits and the list. */
 export interface ReadService {
-  readonly poll: (caller: Caller, request: PollRequest) => Effect.Effect<ProcessView.StatusView | ProcessView.Page, ReadError>
+  readonly poll: (caller: Caller, request: PollRequest) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, ReadError>
   readonly wait: (caller: Caller, request: WaitRequest) => Effect.Effect<ProcessView.StatusView, ReadError>
   readonly list: (caller: Caller) => Effect.Effect<ReadonlyArray<JobSummary>>
 }
@@ -177,7 +193,6 @@ export class ProcessControl extends Context.Tag("@spillway/core/ProcessControl")
 /** Signals a caller may send. */
 export const SIGNALS = Child.SIGNALS
 
-const conflict = (pid: number, reason: string) => new InvalidRequest({ argument: "pid", reason: `job ${pid} ${reason}` })
 
 /** Builds the manager over the body store and the child runner: restores recorded jobs, and sweeps expired ones in the background. */
 export const make = (options: Options = {}): Effect.Effect<
@@ -196,53 +211,20 @@ export const make = (options: Options = {}): Effect.Effect<
     const ctx: Job.Context = {
       limits,
       bodies,
+      retention,
+      wholeLimitBytes: options.wholeLimitBytes ?? 1024 * 1024 * 1024,
       codec: Cursor.codec(key, TOOL, "byte"),
       ttlMillis: retention.pool("spool").ttlMillis ?? null,
       spoolKind: options.spool ?? "durable",
       budget: { limit: limits.budgetChars },
       jobs: new Map(),
-      byPid: new Map()
+      byPid: new Map(),
+      lineIndexes: new Map()
     }
 
     // Jobs recorded by an earlier manager come back read-only, as their spools are on disk.
-    for (const m of yield* bodies.manifests("spool")) {
-      const done = m.state === "writing" ? yield* bodies.recover(m.id, { anchor: m.createdAt }) : m
-      const job = done !== undefined ? Job.restored(done) : undefined
-      if (job === undefined) continue
-      if (job.recorded !== undefined && job.recorded.written > 0) {
-        // the readable prefix excludes a code point the spool ends inside of
-        const last = yield* Effect.scoped(Effect.flatMap(bodies.open({ owner: job.owner, channel: job.channel }, job.body, {
-          resource: () => ({ ...Job.resourceOf(ctx, job), expiresAt: null })
-        }), (r) => r.read(Math.max(0, job.recorded!.written - 3), 3))).pipe(Effect.orElseSucceed(() => new Uint8Array(0)))
-        const whole = job.recorded.captureError === undefined && job.recorded.written === job.recorded.emitted
-        if (!whole) job.recorded = { ...job.recorded, written: job.recorded.written - Utf8.incompleteSuffix(last) }
-      }
-      ctx.jobs.set(job.generation, job)
-      ctx.byPid.set(job.pid, job.generation)
-    }
-
-    const check = (caller: Caller, job: Job.Job, action: Access.Action) =>
-      Effect.as(bodies.authorize(caller, Job.resourceOf(ctx, job), action), job)
-
-    const find = (caller: Caller, pid: number, action: Access.Action) =>
-      Effect.gen(function*() {
-        const generation = ctx.byPid.get(pid)
-        const job = generation === undefined ? undefined : ctx.jobs.get(generation)
-        if (job === undefined) return yield* new NotFound({ resource: "job", id: String(pid) })
-        return yield* check(caller, job, action)
-      })
-
-    const live = (caller: Caller, pid: number, action: Access.Action) =>
-      Effect.gen(function*() {
-        const job = yield* find(caller, pid, action)
-        if (job.restored) {
-          return yield* conflict(pid, `was restored after a restart and is read-only: its output can be polled, but it takes no ${action}`)
-        }
-        if (job.state !== "running" || job.running === undefined) {
-          return yield* conflict(pid, `is no longer running, so it takes no ${action}; poll it for its output`)
-        }
-        return { job, running: job.running }
-      })
+    yield* Control.restore(ctx)
+    const find = (caller: Caller, pid: number, action: Access.Action) => Control.find(ctx, caller, pid, action)
 
     const start: Manager["start"] = (caller, request) =>
       Effect.map(Run.start(ctx, runner, masker, scope, caller, request), ({ job, startedAt }) => ({
@@ -256,6 +238,9 @@ export const make = (options: Options = {}): Effect.Effect<
     const poll: Manager["poll"] = (caller, request) =>
       Effect.gen(function*() {
         const job = yield* find(caller, request.pid, "poll")
+        if (request.line !== undefined && request.line !== null) {
+          return yield* Views.linesAt(ctx, caller, job, request.line, request.lines ?? 200)
+        }
         const limit = yield* Views.limitOf(ctx, request.limit)
         if (typeof request.cursor === "string" && request.cursor !== "") {
           const position = yield* ctx.codec.decode(request.cursor)
@@ -276,7 +261,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const job = yield* find(caller, request.pid, "wait")
         const outcome = yield* Wait.wait(ctx, caller, job, request)
         // access may have been revoked while waiting: the view is read only if the caller may still read
-        yield* check(caller, job, "wait")
+        yield* Control.check(ctx, caller, job, "wait")
         return yield* Views.statusView(ctx, caller, job, "wait", outcome)
       })
 
@@ -285,7 +270,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const out: Array<JobSummary> = []
         for (const job of ctx.jobs.values()) {
           if (ctx.byPid.get(job.pid) !== job.generation) continue
-          if (Either.isLeft(yield* Effect.either(check(caller, job, "list")))) continue
+          if (Either.isLeft(yield* Effect.either(Control.check(ctx, caller, job, "list")))) continue
           out.push({
             pid: job.pid,
             command: job.command,
@@ -302,61 +287,7 @@ export const make = (options: Options = {}): Effect.Effect<
         return out
       })
 
-    const writeStdin: Manager["writeStdin"] = (caller, pid, data) =>
-      Effect.gen(function*() {
-        const { running } = yield* live(caller, pid, "stdin")
-        const open = yield* running.writeStdin(typeof data === "string" ? Utf8.encode(data) : Uint8Array.from(data))
-        if (!open) return yield* conflict(pid, `has its stdin closed; start a job with stdin "pipe" to write to it`)
-      })
-
-    const closeStdin: Manager["closeStdin"] = (caller, pid) =>
-      Effect.gen(function*() {
-        const { running } = yield* live(caller, pid, "stdin")
-        if (!(yield* running.closeStdin)) return yield* conflict(pid, `has its stdin closed; start a job with stdin "pipe" to write to it`)
-      })
-
-    const signal: Manager["signal"] = (caller, pid, name) =>
-      Effect.gen(function*() {
-        if (!SIGNALS.includes(name)) {
-          return yield* new InvalidRequest({ argument: "signal", reason: `must be one of ${SIGNALS.join(", ")}; got ${JSON.stringify(name).slice(0, 40)}` })
-        }
-        const { running } = yield* live(caller, pid, "signal")
-        yield* running.signal(name)
-      })
-
-    const cancel: Manager["cancel"] = (caller, pid) =>
-      Effect.gen(function*() {
-        const { job, running } = yield* live(caller, pid, "cancel")
-        yield* running.terminate
-        yield* Deferred.await(job.ended)
-      })
-
-    /** Forgets a job that has ended: its body, its record and its room in the quota. */
-    const drop = (job: Job.Job) =>
-      Effect.gen(function*() {
-        yield* Effect.ignore(bodies.remove(job.body))
-        ctx.jobs.delete(job.generation)
-        if (ctx.byPid.get(job.pid) === job.generation) ctx.byPid.delete(job.pid)
-      })
-
-    const sweep: Manager["sweep"] = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      let removed = 0
-      for (const job of [...ctx.jobs.values()]) {
-        const expires = Job.expiresAt(ctx, job)
-        if (expires === undefined || now < expires) continue
-        yield* drop(job)
-        removed++
-      }
-      return removed
-    })
-
-    const remove: Manager["remove"] = (caller, pid) =>
-      Effect.gen(function*() {
-        const job = yield* find(caller, pid, "delete")
-        if (job.state === "running") return yield* conflict(pid, "is still running; cancel it first")
-        yield* drop(job)
-      })
+    const sweep = Control.sweep(ctx)
 
     yield* Effect.forkIn(Effect.repeat(sweep, Schedule.spaced(Duration.millis(limits.sweepEveryMillis))), scope)
 
@@ -365,11 +296,11 @@ export const make = (options: Options = {}): Effect.Effect<
       poll,
       wait,
       list,
-      writeStdin,
-      closeStdin,
-      signal,
-      cancel,
-      remove,
+      writeStdin: (caller, pid, data) => Control.writeStdin(ctx, caller, pid, data),
+      closeStdin: (caller, pid) => Control.closeStdin(ctx, caller, pid),
+      signal: (caller, pid, name) => Control.signal(ctx, caller, pid, name),
+      cancel: (caller, pid) => Control.cancel(ctx, caller, pid),
+      remove: (caller, pid) => Control.remove(ctx, caller, pid),
       sweep,
       quotaUsed: Effect.sync(() => retention.usage("spool").used + retention.usage("spool").reserved)
     } satisfies Manager

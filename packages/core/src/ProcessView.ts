@@ -8,12 +8,15 @@
  *
  * @since 0.1.0
  */
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 import * as Envelope from "./Envelope.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Where a job is: still running, ended, or restored without an observed exit. */
-export type State = "running" | "exited" | "unknown"
+export const State = Schema.Literal("running", "exited", "unknown")
+
+/** Where a job is: still running, ended, or restored without an observed exit. */
+export type State = typeof State.Type
 
 /** How a job ended, when it did. */
 export interface JobStatus {
@@ -35,73 +38,143 @@ export interface Accounting {
   readonly captureError?: string | undefined
 }
 
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
 /** How a wait ended. */
-export interface WaitOutcome {
-  readonly ended_by: "exit" | "match" | "timeout"
-  readonly waited_ms: number
+export const WaitOutcome = Schema.Struct({
+  ended_by: Schema.Literal("exit", "match", "timeout"),
+  waited_ms: Schema.Number,
   /** The first line that matched, when the wait ended on a match. */
-  readonly match?: { readonly line: number; readonly text: string }
-}
+  match: optional(Schema.Struct({ line: Schema.Number, text: Schema.String }))
+})
+
+/** How a wait ended. */
+export type WaitOutcome = typeof WaitOutcome.Type
 
 /** The tail status of a job whose clipped tail cannot be shown safely. */
 export const WITHHELD = "withheld_unverifiable_secret_context"
 
+/** A range of a job's output: bytes `[from_byte, to_byte)`, lines `from_line` to `to_line` (1-based; a line cut at an end counts). */
+export const Range = Schema.Struct({
+  from_byte: Schema.Number,
+  to_byte: Schema.Number,
+  from_line: Schema.Number,
+  to_line: Schema.Number
+})
+
+/** A range of a job's output. */
+export type Range = typeof Range.Type
+
+/** The ranges of a job's output that can be read, and the middle left out between them. */
+export const Kept = Schema.Struct({
+  /** The head (the first bytes, up to the per-job limit), then the window of newest output. */
+  ranges: Schema.Array(Range),
+  /** What was left out between the head and the window: not kept anywhere. */
+  dropped: optional(Range),
+  /** Lines of the output in all. */
+  total_lines: Schema.Number
+})
+
+/** The ranges of a job's output that can be read. */
+export type Kept = typeof Kept.Type
+
 /** The record that follows the newest lines. */
-export interface RetentionRecord {
-  readonly pid: number
-  readonly status: State
-  readonly exit_code?: number
-  readonly signal?: string
-  readonly emitted_bytes: number
-  readonly retained_bytes: number
+export const RetentionRecord = Schema.Struct({
+  pid: Schema.Number,
+  status: State,
+  exit_code: optional(Schema.Number),
+  signal: optional(Schema.String),
+  emitted_bytes: Schema.Number,
+  /** Bytes readable from the start of the output (the head); the cursor pages them, then goes on to the newest output `kept` names. */
+  retained_bytes: Schema.Number,
   /** Half-open intervals of source bytes the lines above show. */
-  readonly shown_intervals: ReadonlyArray<readonly [number, number]>
-  readonly capture_limit_loss_bytes: number
-  /** Every emitted byte not readable from the spool: past the limit, lost to an error, or not settled yet. */
-  readonly not_retained_bytes: number
-  readonly capture_error?: string
-  readonly tail_status?: typeof WITHHELD
+  shown_intervals: Schema.Array(Schema.Tuple(Schema.Number, Schema.Number)),
+  /** Bytes dropped for the per-job limit: past the head, and not in the window of newest output. */
+  capture_limit_loss_bytes: Schema.Number,
+  /** Every emitted byte that cannot be read: dropped for the limit, lost to an error, or not settled yet. */
+  not_retained_bytes: Schema.Number,
+  capture_error: optional(Schema.String),
+  tail_status: optional(Schema.Literal(WITHHELD)),
   /** Whether the spool is in the host's retention directory or a temporary one that ends with the host. */
-  readonly spool: "durable" | "temporary"
-  readonly expires_at?: string
-  readonly wait?: WaitOutcome
+  spool: Schema.Literal("durable", "temporary"),
+  expires_at: optional(Schema.String),
+  /** Present when the output passed the head's limit and a window of its newest output is kept: what can be read, by byte and by line. */
+  kept: optional(Kept),
+  /** Present for a job started to keep its whole output: the saved body's name, for `read_spill` and `grep_spill`. */
+  filename: optional(Schema.String),
+  wait: optional(WaitOutcome),
   /** A cursor to the start of the retained output. */
-  readonly cursor: string
-  readonly next: string
-}
+  cursor: Schema.String,
+  next: Schema.String
+})
+
+/** The record that follows the newest lines. */
+export type RetentionRecord = typeof RetentionRecord.Type
 
 /** The status view: newest lines, then the record, as one text. */
-export interface StatusView {
-  readonly _tag: "StatusView"
+export const StatusView = Schema.TaggedStruct("StatusView", {
   /** The newest lines shown (possibly none). */
-  readonly output: string
-  readonly retention: RetentionRecord
+  output: Schema.String,
+  retention: RetentionRecord,
   /** `output`, then `[output retention] ` and the record as JSON: what a model receives. */
-  readonly text: string
-}
+  text: Schema.String
+})
+
+/** The status view: newest lines, then the record, as one text. */
+export type StatusView = typeof StatusView.Type
 
 /** A page of retained output. */
-export interface Page {
-  readonly _tag: "Page"
-  readonly pid: number
-  readonly status: State
-  readonly exit_code?: number
-  readonly signal?: string
-  readonly offset: number
+export const Page = Schema.TaggedStruct("Page", {
+  pid: Schema.Number,
+  status: State,
+  exit_code: optional(Schema.Number),
+  signal: optional(Schema.String),
+  offset: Schema.Number,
   /** Where the next page starts; `offset + shown_bytes`. */
-  readonly next_offset: number
-  readonly offset_unit: "byte"
+  next_offset: Schema.Number,
+  offset_unit: Schema.Literal("byte"),
   /** Source bytes this page covers. */
-  readonly shown_bytes: number
-  readonly content: string
-  readonly retained_bytes: number
-  readonly emitted_bytes: number
+  shown_bytes: Schema.Number,
+  content: Schema.String,
+  retained_bytes: Schema.Number,
+  emitted_bytes: Schema.Number,
   /** True when more retained bytes follow this page. */
-  readonly truncated: boolean
+  truncated: Schema.Boolean,
   /** Present when more output follows, now or (while the job runs) later. */
-  readonly next_cursor?: string
-  readonly note?: string
-}
+  next_cursor: optional(Schema.String),
+  note: optional(Schema.String)
+})
+
+/** A page of retained output. */
+export type Page = typeof Page.Type
+
+/** Lines of a job's output, read by line number. */
+export const Lines = Schema.TaggedStruct("Lines", {
+  pid: Schema.Number,
+  status: State,
+  /** The first line shown (1-based). */
+  first_line: Schema.Number,
+  /** How many lines are shown. */
+  lines: Schema.Number,
+  /** The lines, each with the break that ends it. */
+  content: Schema.String,
+  /** Lines of the output in all. */
+  total_lines: Schema.Number,
+  /** The line to read on from, when lines follow that can be read. */
+  next_line: optional(Schema.Number),
+  /** Set when the page stopped inside its only line: that line is shown in part. */
+  cut: optional(Schema.Boolean),
+  note: optional(Schema.String)
+})
+
+/** Lines of a job's output, read by line number. */
+export type Lines = typeof Lines.Type
+
+/** What a poll returns: the status view, a page by byte, or lines by number. */
+export const PollResult = Schema.Union(StatusView, Page, Lines)
+
+/** What a poll returns: the status view, a page by byte, or lines by number. */
+export type PollResult = typeof PollResult.Type
 
 /** The label before the record. */
 export const RECORD_LABEL = "[output retention]"
@@ -134,7 +207,11 @@ export interface StatusInput {
    * "withheld" when only a clipped tail exists, whose secret context cannot
    * be checked.
    */
-  readonly tail: { readonly bytes: Uint8Array; readonly start: number } | "withheld"
+  readonly tail: { readonly bytes: Uint8Array; readonly start: number; readonly lineStart?: boolean | undefined } | "withheld"
+  /** What can be read, when a window of newest output is kept past the head. */
+  readonly kept?: Kept | undefined
+  /** The saved body's name, for a job that keeps its whole output. */
+  readonly filename?: string | undefined
   /** Most lines shown; 50 in the source design. */
   readonly maxLines: number
   readonly budget: Envelope.Budget
@@ -148,6 +225,9 @@ export interface StatusInput {
  */
 export const statusView = (input: StatusInput): Either.Either<StatusView, Envelope.EnvelopeTooSmall> => {
   const a = input.accounting
+  // with a window of newest output kept, only the middle between it and the head is lost
+  const gap = input.kept?.dropped
+  const dropped = input.kept === undefined ? undefined : gap === undefined ? 0 : gap.to_byte - gap.from_byte
   const record = (shown: ReadonlyArray<readonly [number, number]>): RetentionRecord => ({
     pid: input.pid,
     status: input.status.state,
@@ -155,12 +235,14 @@ export const statusView = (input: StatusInput): Either.Either<StatusView, Envelo
     emitted_bytes: a.emitted,
     retained_bytes: a.retained,
     shown_intervals: shown,
-    capture_limit_loss_bytes: a.captureLimitLoss,
-    not_retained_bytes: Math.max(0, a.emitted - a.retained),
+    capture_limit_loss_bytes: dropped ?? a.captureLimitLoss,
+    not_retained_bytes: dropped ?? Math.max(0, a.emitted - a.retained),
     ...(a.captureError !== undefined ? { capture_error: a.captureError } : {}),
     ...(input.tail === "withheld" ? { tail_status: WITHHELD } : {}),
     spool: input.spool,
     ...(input.expiresAt !== undefined ? { expires_at: input.expiresAt } : {}),
+    ...(input.kept !== undefined ? { kept: input.kept } : {}),
+    ...(input.filename !== undefined ? { filename: input.filename } : {}),
     ...(input.wait !== undefined ? { wait: input.wait } : {}),
     cursor: input.cursor,
     next: input.next
@@ -174,14 +256,17 @@ export const statusView = (input: StatusInput): Either.Either<StatusView, Envelo
   if (input.tail === "withheld" || input.tail.bytes.length === 0) return Either.map(fit(0, () => view("", [])), (f) => f.value)
   const { bytes, start } = input.tail
   const end = start + bytes.length
-  // a window that starts inside the stream starts its first whole line after a line break
+  // a window that starts inside the stream starts its first whole line after a line break;
+  // one with no break at all is the end of one long line, shown as such below
   let first = 0
-  if (start > 0) {
+  let oneLine = false
+  if (start > 0 && input.tail.lineStart !== true) {
     const nl = bytes.indexOf(10)
-    first = nl === -1 ? bytes.length : nl + 1
+    if (nl === -1) oneLine = true
+    else first = nl + 1
   }
   const starts: Array<number> = []
-  if (first < bytes.length) starts.push(first)
+  if (!oneLine && first < bytes.length) starts.push(first)
   for (let nl = bytes.indexOf(10, first); nl !== -1 && nl + 1 < bytes.length; nl = bytes.indexOf(10, nl + 1)) starts.push(nl + 1)
   const lines = starts.slice(-input.maxLines)
   const byLines = fit(lines.length, (k) => {
@@ -213,6 +298,12 @@ export interface PageInput {
   readonly limit: number
   readonly cursorAt: (offset: number) => string
   readonly budget: Envelope.Budget
+  /**
+   * The end of the range the page is in, when it is not the retained prefix
+   * (the window of newest output), and where reading goes on past it (the
+   * window's start, after the head), with why.
+   */
+  readonly segment?: { readonly end: number; readonly then?: { readonly offset: number; readonly note: string } | undefined } | undefined
 }
 
 /**
@@ -224,10 +315,15 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
   const { bytes, offset } = input
   const a = input.accounting
   const running = input.status.state === "running"
+  const end = input.segment?.end ?? a.retained
+  const then = input.segment?.then
   const build = (n: number): Page => {
     const cut = Utf8.byteBoundary(bytes, n)
-    const next = offset + cut
-    const truncated = next < a.retained
+    const here = offset + cut
+    // past the end of the head, reading goes on at the window of newest output
+    const jump = here >= end && then !== undefined
+    const next = jump ? then.offset : here
+    const truncated = here < end || jump
     return {
       _tag: "Page",
       pid: input.pid,
@@ -242,8 +338,9 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
       emitted_bytes: a.emitted,
       truncated,
       ...(truncated || running ? { next_cursor: input.cursorAt(next) } : {}),
+      ...(jump ? { note: then.note } : {}),
       ...(!truncated && running ? { note: "the job is still running: poll with next_cursor later for what it writes next" } : {}),
-      ...(!truncated && !running && a.retained < a.emitted
+      ...(!truncated && !running && input.segment === undefined && a.retained < a.emitted
         ? { note: `this is the end of the retained output; ${a.emitted - a.retained} emitted bytes were not retained` }
         : {})
     }

@@ -24,8 +24,10 @@ export interface Policy {
   /** The unit of `maxBytes`; UTF-8 bytes when left out. */
   readonly measure?: Measure | undefined
   /**
-   * What happens when not even one whole line fits: "cut" keeps part of it
-   * (the default), "omit" keeps nothing, so no line is ever split.
+   * What happens when not even one whole line fits: "cut" (the default)
+   * shows that line's start and its end with the bytes left out counted
+   * between them (see `elide`), "omit" shows nothing of it. A line that
+   * does not fit after other whole lines is always left out, never split.
    */
   readonly longLine?: "cut" | "omit" | undefined
 }
@@ -36,11 +38,20 @@ export interface LineRange {
   readonly to: number
 }
 
-/** A line longer than the whole budget, kept in part: its start (head, middle) or its end (tail). */
+/**
+ * A line longer than the whole budget, kept in part: its start and its end
+ * around `Marker.omitted` (`both`), or where even that gap has no room, only
+ * its start (head, middle) or its end (tail).
+ */
 export interface CutLine {
   readonly line: number
-  readonly keep: "start" | "end"
+  readonly keep: "start" | "end" | "both"
+  /** UTF-8 bytes of the line shown: `startBytes + endBytes`. */
   readonly shownBytes: number
+  /** UTF-8 bytes of the line's start that are shown (0 when only its end is). */
+  readonly startBytes: number
+  /** UTF-8 bytes of the line's end that are shown (0 when only its start is). */
+  readonly endBytes: number
   readonly totalBytes: number
 }
 
@@ -109,6 +120,37 @@ const takeWhileFits = (text: string, budget: number, cost: (s: string) => number
   return s
 }
 
+/** A long line shown by its start and its end, with the bytes left out between them counted exactly. */
+export interface Elided {
+  /** The start, `Marker.omitted(omittedBytes)`, the end. */
+  readonly text: string
+  readonly startBytes: number
+  readonly endBytes: number
+  readonly omittedBytes: number
+}
+
+/**
+ * Shows a line that does not fit `budget` by its start and its end, with
+ * `Marker.omitted` between, costing at most `budget` units of `measure`.
+ * `start` is the line or a prefix of it, `end` the line or a suffix of it
+ * (each at least as long as the budget), and `totalBytes` the line's UTF-8
+ * length. The start gets half of what the gap leaves and the end the rest;
+ * undefined when that is not even one unit each.
+ */
+export const elide = (start: string, end: string, totalBytes: number, budget: number, measure?: Measure): Elided | undefined => {
+  const cost = measureOf(measure)
+  // the gap is reserved at its longest: the count it states can only be smaller
+  const room = Math.floor(budget) - cost(Marker.omitted(totalBytes))
+  if (room < 2) return undefined
+  const first = fitStart(start, Math.floor(room / 2), measure)
+  const last = fitEnd(end, room - cost(first), measure)
+  if (first.length === 0 || last.length === 0) return undefined
+  const startBytes = Utf8.byteLength(first)
+  const endBytes = Utf8.byteLength(last)
+  const omittedBytes = Math.max(0, totalBytes - startBytes - endBytes)
+  return { text: first + Marker.omitted(omittedBytes) + last, startBytes, endBytes, omittedBytes }
+}
+
 /** Projects text onto a policy. */
 export const project = (text: string, policy: Policy): Projection => projectLines(splitLines(text), policy)
 
@@ -161,13 +203,36 @@ export const projectLines = (lines: ReadonlyArray<string>, policy: Policy): Proj
     return { n, spent }
   }
 
+  // Not one whole line fits: the line at the end kept is shown by its start and its end, or where the
+  // gap leaves no room for both, by the one end of it the strategy keeps.
   const cutSingle = (index: number, keep: "start" | "end"): Projection => {
     if (policy.longLine === "omit") return make([], [], 1, 0)
     const line = lines[index]!
+    const totalBytes = Utf8.byteLength(line)
     const room = Math.max(0, maxBytes - nl)
+    const both = elide(line, line, totalBytes, room, policy.measure)
+    if (both !== undefined) {
+      const cutLine: CutLine = {
+        line: index + 1,
+        keep: "both",
+        shownBytes: both.startBytes + both.endBytes,
+        startBytes: both.startBytes,
+        endBytes: both.endBytes,
+        totalBytes
+      }
+      return make([both.text], [], index + 1, measure(both.text) + nl, cutLine)
+    }
     const part = keep === "start" ? fitStart(line, room, policy.measure) : fitEnd(line, room, policy.measure)
     if (part.length === 0) return make([], [], 1, 0)
-    const cutLine: CutLine = { line: index + 1, keep, shownBytes: Utf8.byteLength(part), totalBytes: Utf8.byteLength(line) }
+    const shownBytes = Utf8.byteLength(part)
+    const cutLine: CutLine = {
+      line: index + 1,
+      keep,
+      shownBytes,
+      startBytes: keep === "start" ? shownBytes : 0,
+      endBytes: keep === "end" ? shownBytes : 0,
+      totalBytes
+    }
     return make([part], [], index + 1, measure(part) + nl, cutLine)
   }
 

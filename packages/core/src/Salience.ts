@@ -588,82 +588,60 @@ const step = (w: Walk, text: string): boolean => {
   return false
 }
 
-/** A tracker over compiled rules. */
-export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Tracker => {
-  const keep = options.keep ?? 20
-  const maxChars = options.maxChars ?? 300
-  const openers = compiled.rules.filter((r) => r.role === "opens")
+/** A line's bytes as text, without the carriage return of a CRLF break. */
+const decodeLine = (bytes: Uint8Array) =>
+  Utf8.decodeLossy(bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes)
 
-  let marks: Array<number> = []
-  const kept = new Map<number, SalientLine>()
-  const counts = { explains: 0, reports: 0 }
-  const rules = new Set<string>()
-  let total = 0
+/** A line as a section shows it: without colour codes, cut in the middle past `maxChars`. */
+const shownText = (raw: string, maxChars: number) => {
+  const text = raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
+  return Utf8.codePointLength(text) <= maxChars ? { text, cut: raw !== text } : { text: cutMiddle(text, maxChars), cut: true }
+}
 
-  // the incomplete last line so far, and where it starts
-  let carry: Uint8Array = new Uint8Array(0)
-  let carryStart = 0
-  // output before the current chunk, for looking back
-  const recent: Array<Uint8Array> = []
-  let recentBytes = 0
-  let recentFromZero = true
-  // after-contexts still taking lines
-  let pending: Array<{ walk: Walk; of: number; rule: string }> = []
-  // quoting state
+/** The whole lines just before a line, nearest first, given the bytes that end right before it. */
+function* linesBefore(buffer: Uint8Array, fromZero: boolean, line: number) {
+  let end = buffer.length // exclusive end of the line below, its break at end - 1
+  let n = line
+  while (end > 0) {
+    const start = buffer.lastIndexOf(10, end - 2) + 1
+    if (start === 0 && !fromZero) return
+    n--
+    yield { line: n, text: decodeLine(buffer.subarray(start, end - 1)) }
+    end = start
+  }
+}
+
+/** The lines a context walks back over from a line, nearest first; a report's walk ends at a line that explains by itself. */
+const walkBack = (
+  compiled: Compiled,
+  spec: SalienceContext,
+  before: () => { bytes: Uint8Array; fromZero: boolean },
+  line: number,
+  toExplanation: boolean
+) => {
+  const { bytes, fromZero } = before()
+  const w = newWalk(spec)
+  const out: Array<{ line: number; text: string }> = []
+  for (const l of linesBefore(bytes, fromZero, line)) {
+    if (step(w, l.text)) {
+      out.push(l)
+      if (toExplanation && compiled.test(l.text)?.role !== "reports" && compiled.test(l.text) !== undefined) break
+    }
+    if (w.done) break
+  }
+  return out
+}
+
+/**
+ * Tells, line by line in order, whether a line quotes rather than reports: a
+ * diff's hunk line, a fenced block's line, a commit message in git log, or a
+ * hunk header, diff header or fence itself.
+ */
+const quoter = () => {
   let hunkUntil = 0
   let fenceUntil = 0
   let inMessage = false
-  // blocks opened by `opens` rules: the open one, and the last lines of closed ones
-  let openBlock: string | undefined
-  const blocks = new Map<string, Array<{ line: number; text: string }>>()
-
-  const shown = (raw: string) => {
-    const text = raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
-    return Utf8.codePointLength(text) <= maxChars ? { text, cut: raw !== text } : { text: cutMiddle(text, maxChars), cut: true }
-  }
-  const add = (l: SalientLine) => {
-    const had = kept.get(l.line)
-    if (had === undefined || (had.role === "context" && l.role !== "context")) kept.set(l.line, l)
-  }
-  const decode = (bytes: Uint8Array) =>
-    Utf8.decodeLossy(bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes)
-
-  /** The whole lines just before a line, nearest first, given the bytes that end right before it. */
-  function* linesBefore(buffer: Uint8Array, fromZero: boolean, line: number) {
-    let end = buffer.length // exclusive end of the line below, its break at end - 1
-    let n = line
-    while (end > 0) {
-      const start = buffer.lastIndexOf(10, end - 2) + 1
-      if (start === 0 && !fromZero) return
-      n--
-      yield { line: n, text: decode(buffer.subarray(start, end - 1)) }
-      end = start
-    }
-  }
-
-  const lookBack = (
-    spec: SalienceContext,
-    before: () => { bytes: Uint8Array; fromZero: boolean },
-    line: number,
-    toExplanation: boolean
-  ) => {
-    const { bytes, fromZero } = before()
-    const w = newWalk(spec)
-    const out: Array<{ line: number; text: string }> = []
-    for (const l of linesBefore(bytes, fromZero, line)) {
-      if (step(w, l.text)) {
-        out.push(l)
-        // a report's walk ends at the first line that explains by itself
-        if (toExplanation && compiled.test(l.text)?.role !== "reports" && compiled.test(l.text) !== undefined) break
-      }
-      if (w.done) break
-    }
-    return out
-  }
-
-  // True for a line that quotes: a diff's hunk line, a fenced block's line,
-  // or a hunk header or fence itself (which start or end quoting).
-  const quoting = (line: number, text: string): boolean => {
+  return (line: number, text: string): boolean => {
     if (line <= hunkUntil && /^[ +\-\\]/.test(text)) return true
     // a commit message, from git log's Author line to the diff or the next line not indented
     if (AUTHOR.test(text)) {
@@ -689,8 +667,42 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     }
     return line <= fenceUntil
   }
+}
 
-  const visit = (line: number, text: string, before: () => { bytes: Uint8Array; fromZero: boolean }) => {
+/** What a line is looked back over with: the bytes that end right before it, and whether they start the output. */
+type Before = () => { bytes: Uint8Array; fromZero: boolean }
+
+/**
+ * The judging half of a tracker: sees whole lines in order (every line while
+ * a context is still taking lines after a match, and the lines that hold a
+ * rule's literal), decides which are salient, and keeps them with the lines
+ * that go with them.
+ */
+const judge = (compiled: Compiled, options: TrackerOptions) => {
+  const keep = options.keep ?? 20
+  const maxChars = options.maxChars ?? 300
+  const openers = compiled.rules.filter((r) => r.role === "opens")
+  const kept = new Map<number, SalientLine>()
+  const counts = { explains: 0, reports: 0 }
+  const rules = new Set<string>()
+  let total = 0
+  // after-contexts still taking lines
+  let pending: Array<{ walk: Walk; of: number; rule: string }> = []
+  // blocks opened by `opens` rules: the open one, and the last lines of closed ones
+  let openBlock: string | undefined
+  const blocks = new Map<string, Array<{ line: number; text: string }>>()
+  const quoting = quoter()
+
+  const shown = (raw: string) => shownText(raw, maxChars)
+  const add = (l: SalientLine) => {
+    const had = kept.get(l.line)
+    if (had === undefined || (had.role === "context" && l.role !== "context")) kept.set(l.line, l)
+  }
+  const lookBack = (spec: SalienceContext, before: Before, line: number, toExplanation: boolean) =>
+    walkBack(compiled, spec, before, line, toExplanation)
+
+  /** A line that holds a rule's literal: an opener, a salient line (with its context), or neither. */
+  const visit = (line: number, text: string, before: Before) => {
     if (quoting(line, text)) return
     for (const o of openers) {
       const m = o.pattern.exec(text)
@@ -723,12 +735,33 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     if (rule.after !== undefined) pending.push({ walk: newWalk(rule.after), of: line, rule: rule.id })
   }
 
+  /** Any line, to the contexts still taking lines after a match. */
   const feedPending = (line: number, text: string) => {
     for (const p of pending) {
       if (step(p.walk, text)) add({ line, ...shown(text), rule: p.rule, role: "context", of: p.of })
     }
     pending = pending.filter((p) => !p.walk.done)
   }
+
+  return {
+    visit,
+    feedPending,
+    hasPending: () => pending.length > 0,
+    found: (): Found => ({ lines: [...kept.values()].sort((a, b) => a.line - b.line), total, rules: [...rules] })
+  }
+}
+
+/** A tracker over compiled rules: the line mechanics over chunks, the judging in `judge`. */
+export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Tracker => {
+  const j = judge(compiled, options)
+  let marks: Array<number> = []
+  // the incomplete last line so far, and where it starts
+  let carry: Uint8Array = new Uint8Array(0)
+  let carryStart = 0
+  // output before the current chunk, for looking back
+  const recent: Array<Uint8Array> = []
+  let recentBytes = 0
+  let recentFromZero = true
 
   const remember = (chunk: Uint8Array) => {
     recent.push(chunk)
@@ -744,13 +777,13 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     // a method call throughout, so that an array with faster searches of its own (Node's Buffer) uses them
     const chunk = bytes
     const end = start + chunk.length
-    if (marks.length > 0 || pending.length > 0) {
+    if (marks.length > 0 || j.hasPending()) {
       // line number of the line holding chunk offset 0 (it may have begun in an earlier chunk)
       let line = firstLine
       let pos = 0 // chunk offset where the current line's part in this chunk begins
       let mi = 0
       while (true) {
-        if (pending.length === 0) {
+        if (!j.hasPending()) {
           // go straight to the next marked line
           while (mi < marks.length && marks[mi]! < carryStart) mi++
           if (mi >= marks.length || marks[mi]! >= end) break
@@ -771,12 +804,12 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
         }
         const own = chunk.subarray(pos, nl)
         const whole = pos === 0 && carry.length > 0 ? concat([carry, own]) : own
-        const text = decode(whole.length > LINE_BYTES ? whole.subarray(0, LINE_BYTES) : whole)
-        if (pending.length > 0) feedPending(line, text)
+        const text = decodeLine(whole.length > LINE_BYTES ? whole.subarray(0, LINE_BYTES) : whole)
+        if (j.hasPending()) j.feedPending(line, text)
         if (marked) {
           const at = pos
           const carried = pos === 0 ? carry.length : 0
-          visit(line, text, () => {
+          j.visit(line, text, () => {
             const parts = [...recent, chunk.subarray(0, at)]
             const all = concat(parts)
             const cut = all.subarray(0, all.length - carried)
@@ -817,14 +850,14 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
 
   const result = (): Found => {
     // a last line without a break
-    if (carry.length > 0 && (marks.length > 0 || pending.length > 0)) {
-      const text = decode(carry)
+    if (carry.length > 0 && (marks.length > 0 || j.hasPending())) {
+      const text = decodeLine(carry)
       const line = lineOfCarry()
-      if (pending.length > 0) feedPending(line, text)
+      if (j.hasPending()) j.feedPending(line, text)
       if (marks.some((m) => m >= carryStart)) {
         const bytes = concat(recent)
         const cut = bytes.subarray(0, bytes.length - carry.length)
-        visit(line, text, () => ({
+        j.visit(line, text, () => ({
           bytes: cut.subarray(Math.max(0, cut.length - RECENT_BYTES)),
           fromZero: recentFromZero && cut.length <= RECENT_BYTES
         }))
@@ -832,7 +865,7 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
       marks = []
       carry = new Uint8Array(0)
     }
-    return { lines: [...kept.values()].sort((a, b) => a.line - b.line), total, rules: [...rules] }
+    return j.found()
   }
 
   return { mark: (position) => void marks.push(position), accept, result }

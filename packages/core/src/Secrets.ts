@@ -1,11 +1,13 @@
 /**
  * Secret masking: every credential match is replaced by `*` repeated for
  * the same number of UTF-8 bytes, over a whole text or as a stream. Pattern
- * rules cover the documented formats of common providers' credentials,
- * private key blocks, JWTs, Authorization headers, URL passwords and
- * generic `password=`/`token:` assignments; a host can add literal secrets
- * it knows (masked also in their base64, URL-encoded and JSON-escaped
- * forms). Masking works on bytes, so it keeps byte offsets and is safe on
+ * rules cover the documented formats of providers' credentials (a table of
+ * prefixes and shapes), private key blocks bounded to their body lines,
+ * JWTs, Authorization headers, URL and `curl -u` passwords, and values
+ * assigned to keys that name a credential in any common syntax, gated by
+ * checks that look at the key and the value; a host can add literal secrets
+ * it knows (masked also in the base64, URL, JSON and shell forms tools print
+ * them in). Masking works on bytes, so it keeps byte offsets and is safe on
  * invalid UTF-8 and binary input.
  *
  * @since 0.1.0
@@ -44,12 +46,30 @@ export interface SecretRule {
    */
   readonly anchors?: ReadonlyArray<string>
   /**
+   * Finds what to mask where `pattern` matched, for rules a pattern alone
+   * cannot say: gets the line the match is in (latin1, at most 8 KiB either
+   * side of the match) and where in it the match starts, and returns the
+   * `[start, end)` in that line to mask, or undefined for nothing. `group`,
+   * `minEntropy` and `allow` do not apply.
+   */
+  readonly locate?: (line: string, at: number) => readonly [number, number] | undefined
+  /**
    * Makes this a block rule: `pattern` is the opening marker, and
    * everything after it up to the next match of `end` (or the end of the
    * text) is masked, keeping line breaks; both markers stay visible, and
    * `group`, `minEntropy` and `allow` do not apply.
    */
   readonly end?: RegExp
+  /**
+   * For a block rule: what a line of its body looks like, tested on each
+   * whole line after the opening marker's line. The block then ends at the
+   * first line that holds `end`, or before the first line that neither
+   * matches nor holds `end`, or after `maxLines` lines; only matching lines
+   * (and base64 before `end` on its line) are masked.
+   */
+  readonly body?: RegExp
+  /** For a block rule with `body`: the most lines a block masks; 4096 when absent. */
+  readonly maxLines?: number
 }
 
 /** A literal secret registered under a name, so errors and warnings can say which one. */
@@ -79,6 +99,25 @@ export interface Masker {
    * watched literals begin in the output, found in the same pass over the bytes.
    */
   readonly stream: (watch?: Watch) => StreamMasker
+  /**
+   * Goes on with a stream from a checkpoint another stream took, as if it
+   * had been fed all along: the masker must have been built with the same
+   * rules and known values (on another thread, say).
+   */
+  readonly resume: (checkpoint: StreamCheckpoint, watch?: Watch) => StreamMasker
+}
+
+/**
+ * Where a stream stands after the last whole line it emitted: plain data,
+ * so it can cross to another thread or process.
+ */
+export interface StreamCheckpoint {
+  /** Private key blocks still open, by the index of their rule in the masker's rules, with the body lines masked so far. */
+  readonly blocks: ReadonlyArray<{ readonly rule: number; readonly lines: number }>
+  /** Bytes emitted so far. */
+  readonly emitted: number
+  /** The bytes held back (the line in progress), not yet emitted. */
+  readonly held: Uint8Array
 }
 
 /**
@@ -100,6 +139,8 @@ export interface StreamMasker {
   readonly end: () => Uint8Array
   /** How many bytes are held back right now. */
   readonly heldBytes: () => number
+  /** Where the stream stands, to `resume` it elsewhere; undefined in the middle of cutting a long line, where there is no clean point. */
+  readonly checkpoint: () => StreamCheckpoint | undefined
 }
 
 /** A known value was too short to register: masking it would let anyone confirm short guesses. */
@@ -123,7 +164,7 @@ export class InvalidSecret extends Schema.TaggedError<InvalidSecret>()("InvalidS
   }
 }
 
-/** The built-in rules: provider tokens, private key blocks, JWTs, auth headers, URL passwords and generic assignments. */
+/** The built-in rules: provider token formats, private key blocks, JWTs, auth headers, URL and `-u` passwords, and assignments to credential keys. */
 export const defaultRules: ReadonlyArray<SecretRule> = rules.defaultRules
 
 /** Smallest known value accepted, in UTF-8 bytes. */
@@ -224,7 +265,8 @@ export const lazy = (build: () => Masker): Masker => {
   return {
     maskBytes: (bytes) => get().maskBytes(bytes),
     maskText: (text) => get().maskText(text),
-    stream: (watch) => get().stream(watch)
+    stream: (watch) => get().stream(watch),
+    resume: (checkpoint, watch) => get().resume(checkpoint, watch)
   }
 }
 

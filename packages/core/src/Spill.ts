@@ -283,25 +283,12 @@ export const makeRead = (options: Options = {}) =>
       readSpill: (filename, read = {}) =>
         Effect.scoped(Effect.gen(function*() {
           const s = yield* select(filename, read)
-          if (s.stop - s.start <= o.maxPageBytes) {
-            const bytes = yield* s.file.read(s.start, s.stop - s.start)
-            return { ...info(s, s.end), text: Utf8.decodeLossy(bytes) }
-          }
-          // too large for one page: whole lines up to the ceiling, or part of a single huge line
-          const bytes = yield* s.file.read(s.start, o.maxPageBytes)
-          const lastBreak = bytes.lastIndexOf(10)
-          if (lastBreak !== -1) {
-            const page = bytes.subarray(0, lastBreak + 1)
-            let lines = 0
-            for (let at = page.indexOf(10); at !== -1; at = page.indexOf(10, at + 1)) lines++
-            return { ...info(s, s.first + lines), text: Utf8.decodeLossy(page) }
-          }
-          const lineEnd = yield* Read.locate(s.file, s.index, s.first + 1)
-          const part = bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length))
+          // the selection whole, or whole lines up to the page limit, or part of a single huge line
+          const page = yield* Read.linePage(s.file, s.index, s, o.maxPageBytes)
           return {
-            ...info(s, s.first + 1),
-            text: Utf8.decodeLossy(part),
-            cutLine: { line: s.first, shownBytes: part.length, totalBytes: lineEnd - s.start }
+            ...info(s, s.first + page.lines),
+            text: Utf8.decodeLossy(page.bytes),
+            ...(page.cutLine !== undefined ? { cutLine: page.cutLine } : {})
           }
         })),
       copySpill: (filename, read, emit) =>

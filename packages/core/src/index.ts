@@ -47,12 +47,12 @@ export * as Process from "./Process.js"
 export * as ProcessView from "./ProcessView.js"
 /** Lines that explain a failure, found anywhere in an output. */
 export * as Salience from "./Salience.js"
-/** The scratch store of captured tool output. */
-export * as ScratchStore from "./ScratchStore.js"
-/** Per-tool output policies: projection onto the model ceiling, capture, display folding. */
+/** The scratch profile: per-tool policies, projection onto the model ceiling, captures kept as bodies, display folding. */
 export * as ToolOutput from "./ToolOutput.js"
 /** Masking of credentials and registered secret values. */
 export * as Secrets from "./Secrets.js"
+/** The masking engine without Effect, for a worker thread. */
+export * as MaskEngine from "./MaskEngine.js"
 /** The spill profile: keepOutput, readSpill, grepSpill and their capabilities. */
 export * as Spill from "./Spill.js"
 /** The policy hook every spill operation passes. */

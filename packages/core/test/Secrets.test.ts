@@ -102,14 +102,14 @@ describe("maskText and maskBytes", () => {
     expect(copy.equals(input)).toBe(true)
   })
 
-  it("keeps private key markers and line breaks, and masks an unterminated block to the end", () => {
+  it("keeps private key markers and line breaks, and masks an unterminated block through its body lines", () => {
     const body = ["MIIEow" + "IBAAKCAQEA7", "Zx9" + "k2Lq=="]
     const block = `-----BEGIN RSA PRIVATE KEY-----\n${body.join("\n")}\n-----END RSA PRIVATE KEY-----\n`
     expect(masker.maskText(`a\n${block}b\n`)).toBe(
       `a\n-----BEGIN RSA PRIVATE KEY-----\n${body.map(stars).join("\n")}\n-----END RSA PRIVATE KEY-----\nb\n`
     )
     const open = `-----BEGIN PRIVATE KEY-----\n${body.join("\n")}\nanything after`
-    expect(masker.maskText(open)).toBe(`-----BEGIN PRIVATE KEY-----\n${[...body, "anything after"].map(stars).join("\n")}`)
+    expect(masker.maskText(open)).toBe(`-----BEGIN PRIVATE KEY-----\n${body.map(stars).join("\n")}\nanything after`)
   })
 })
 
@@ -201,6 +201,65 @@ describe("known values", () => {
     }
     const json = JSON.stringify({ password: tricky })
     expect(m.maskText(json)).not.toContain("quote")
+  })
+
+  it("masks every URL encoding a tool prints: RFC 3986, forms and encodeURIComponent, with either hex case", () => {
+    const tricky = "p+ss!w*rd'(x)~ /y" + "9Zq"
+    const m = Secrets.unsafeMakeMasker({ knownValues: [tricky] })
+    const percent = (value: string, keep: RegExp, plus: boolean) =>
+      Array.from(Buffer.from(value, "utf8"), (byte) => {
+        const c = String.fromCharCode(byte)
+        if (/[A-Za-z0-9]/.test(c) || keep.test(c)) return c
+        if (c === " " && plus) return "+"
+        return "%" + byte.toString(16).toUpperCase().padStart(2, "0")
+      }).join("")
+    const forms = [
+      encodeURIComponent(tricky),
+      percent(tricky, /[-_.~]/, false), // RFC 3986 unreserved only
+      new URLSearchParams({ v: tricky }).toString().slice(2), // HTML forms
+      percent(tricky, /[-_.~/]/, false), // Python quote
+      percent(tricky, /[-_.~]/, true), // Python quote_plus
+      percent(tricky, /[-_.]/, true) // PHP urlencode
+    ]
+    for (const form of [...forms, ...forms.map((f) => f.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()))]) {
+      expect(m.maskText(`GET /login?user=a&secret=${form}&x=1`)).toBe(`GET /login?user=a&secret=${stars(form)}&x=1`)
+    }
+  })
+
+  it("masks a value printed with its surrounding whitespace trimmed", () => {
+    const m = Secrets.unsafeMakeMasker({ knownValues: ["  tr1mmed-" + "value\t"] })
+    expect(m.maskText("value: tr1mmed-value.")).toBe(`value: ${stars("tr1mmed-value")}.`)
+  })
+
+  it("masks it in base64 wrapped at 64 and 76 columns, at any alignment, when most of it sits on one line", () => {
+    const core = (bytes: Buffer, shift: number) =>
+      Buffer.concat([Buffer.alloc(shift), bytes]).toString("base64").slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6))
+    const value = Buffer.from(secret)
+    for (const width of [64, 76]) {
+      for (let before = 0; before < 80; before += 7) {
+        const blob = Buffer.concat([Buffer.from("x".repeat(before) + "config:"), value, Buffer.from(";end of file\n".repeat(3))])
+        const wrapped = blob.toString("base64").match(new RegExp(`.{1,${width}}`, "g"))!.join("\n")
+        const output = masker.maskText(wrapped)
+        expect(output.split("\n").map((l) => l.length)).toEqual(wrapped.split("\n").map((l) => l.length))
+        const forms = [0, 1, 2].map((shift) => core(value, shift))
+        for (const line of output.split("\n")) {
+          for (const form of forms) {
+            for (let i = 0; i + 8 <= form.length; i++) expect(line).not.toContain(form.slice(i, i + 8))
+          }
+        }
+      }
+    }
+  })
+
+  it("masks its shell-escaped forms", () => {
+    const quoted = "it's a \"s3cret\" $x`y`"
+    const m = Secrets.unsafeMakeMasker({ knownValues: [quoted] })
+    const forms = [
+      quoted.replace(/[ \t!"#$&'()*,;<>?[\\\]^`{|}~]/g, "\\$&"), // printf %q
+      quoted.replace(/'/g, "'\\''"), // inside single quotes
+      quoted.replace(/[\\"$`]/g, "\\$&") // inside double quotes
+    ]
+    for (const form of forms) expect(m.maskText(`+ login ${form} done`)).toBe(`+ login ${stars(form)} done`)
   })
 
   it("refuses values shorter than 8 bytes", () => {
@@ -310,7 +369,7 @@ const HEX = "0123456789abcdef"
 const secretChars = (alphabet: string, length: number) =>
   fc.array(fc.nat(alphabet.length - 1), { minLength: length, maxLength: length }).map((picks) =>
     picks.map((k, i) => (i % 4 === 0 ? DIGITS[k % 10] : alphabet[k])).join("")
-  )
+  ).filter((secret) => new Set(secret).size >= Math.min(8, length / 3)) // a run of one or two characters reads as a placeholder
 
 const noiseWords = ["build", "the", "compile", "ok", "warning:", "src/index.ts", "passed", "module", "-", "=", "token", "key", "basic", "secret", "://", "a.b", "ñandú", "é", "✓"]
 const noiseLine = fc.array(fc.constantFrom(...noiseWords), { maxLength: 12 }).map((words) => words.join(" "))
@@ -398,13 +457,13 @@ describe("stream", () => {
   it("keeps a key block open across emitted lines", () => {
     const stream = masker.stream()
     const out = [
-      stream.push(enc("-----BEGIN PRIVATE KEY-----\nAAAA" + "BBBBCCCC\n")),
-      stream.push(enc("DDDD" + "EEEEFFFF\n")),
+      stream.push(enc("-----BEGIN PRIVATE KEY-----\nMIIE" + "vQIBADAN\n")),
+      stream.push(enc("BgkqhkiG" + "9w0BAQEF\n")),
       stream.push(enc("-----END PRIVATE KEY-----\nGGGG" + "HHHH\n")),
       stream.end()
     ]
     expect(text(concat(out))).toBe(
-      `-----BEGIN PRIVATE KEY-----\n${stars("AAAABBBBCCCC")}\n${stars("DDDDEEEEFFFF")}\n-----END PRIVATE KEY-----\nGGGGHHHH\n`
+      `-----BEGIN PRIVATE KEY-----\n${stars("MIIEvQIBADAN")}\n${stars("BgkqhkiG9w0BAQEF")}\n-----END PRIVATE KEY-----\nGGGGHHHH\n`
     )
   })
 
@@ -519,7 +578,7 @@ describe("stream", () => {
       .array(fc.tuple(fc.nat(3000), plant), { minLength: 1, maxLength: 10 })
       .map((items) => {
         const text = items
-          .map(([pad, p]) => "lorem ipsum dolor ".repeat(pad % 1500) + p.lines.join("\n") + " ")
+          .map(([pad, p]) => "lorem ipsum dolor ".repeat(pad % 1500) + p.lines.join("\n") + "\n")
           .join("")
         return { bytes: enc(text), secrets: items.flatMap(([, p]) => p.secrets) }
       })
@@ -535,8 +594,8 @@ describe("stream", () => {
 
   it("starts over after end", () => {
     const stream = masker.stream()
-    expect(text(stream.push(enc("-----BEGIN PRIVATE KEY-----\nAAAA")))).toBe("-----BEGIN PRIVATE KEY-----\n")
-    expect(text(stream.end())).toBe("****")
+    expect(text(stream.push(enc("-----BEGIN PRIVATE KEY-----\nMIIE" + "vQIB")))).toBe("-----BEGIN PRIVATE KEY-----\n")
+    expect(text(stream.end())).toBe("********")
     expect(text(concat([stream.push(enc("plain\n")), stream.end()]))).toBe("plain\n")
   })
 

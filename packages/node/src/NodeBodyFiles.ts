@@ -41,157 +41,138 @@ const alive = (pid: number): boolean => {
   }
 }
 
-/** The bytes store over a directory (made, mode 0700, at the first write). */
-export const make = (directory: string): BodyFiles.Service => {
-  const root = Path.resolve(directory)
-  let prepared = false
-  const prepare = () => {
-    if (prepared) return
-    Fs.mkdirSync(root, { recursive: true, mode: 0o700 })
-    Fs.chmodSync(root, 0o700)
-    prepared = true
-  }
+const check = (name: string) => {
+  const problem = BodyFiles.nameProblem(name)
+  return problem === undefined ? Effect.void : Effect.fail(BodyFiles.refuseName(name, problem))
+}
 
-  const check = (name: string) => {
-    const problem = BodyFiles.nameProblem(name)
-    return problem === undefined ? Effect.void : Effect.fail(BodyFiles.refuseName(name, problem))
-  }
-
-  /** The folder a name lives in, made when asked, with every folder on the way checked not to be a link. */
-  const folderOf = (name: string, makeFolders: boolean): string | undefined => {
-    const parts = name.split("/")
-    let dir = root
-    for (const part of parts.slice(0, -1)) {
-      dir = Path.join(dir, part)
-      let st: Fs.Stats | undefined
-      try {
-        st = Fs.lstatSync(dir)
-      } catch {
-        st = undefined
-      }
-      if (st === undefined) {
-        if (!makeFolders) return undefined
-        Fs.mkdirSync(dir, { mode: 0o700 })
-      } else if (st.isSymbolicLink() || !st.isDirectory()) {
-        throw new Errors.StoreFailed({ operation: `open ${name}`, reason: `${Path.relative(root, dir)} is a symbolic link or not a folder` })
-      }
+/** The folder a name lives in under `root`, made when asked, with every folder on the way checked not to be a link. */
+const folderOf = (root: string, name: string, makeFolders: boolean): string | undefined => {
+  const parts = name.split("/")
+  let dir = root
+  for (const part of parts.slice(0, -1)) {
+    dir = Path.join(dir, part)
+    let st: Fs.Stats | undefined
+    try {
+      st = Fs.lstatSync(dir)
+    } catch {
+      st = undefined
     }
-    return dir
+    if (st === undefined) {
+      if (!makeFolders) return undefined
+      Fs.mkdirSync(dir, { mode: 0o700 })
+    } else if (st.isSymbolicLink() || !st.isDirectory()) {
+      throw new Errors.StoreFailed({ operation: `open ${name}`, reason: `${Path.relative(root, dir)} is a symbolic link or not a folder` })
+    }
   }
+  return dir
+}
 
-  const create: BodyFiles.Service["create"] = (name, visibility) =>
-    Effect.gen(function*() {
-      yield* check(name)
-      const folder = yield* Effect.try({
-        try: () => {
-          prepare()
-          return folderOf(name, true)!
-        },
-        catch: failed("create", name)
-      })
-      const base = Path.basename(name)
-      const final = Path.join(folder, base)
-      const target = visibility === "while-writing"
-        ? final
-        : Path.join(folder, `.tmp-${process.pid}-${Math.floor(Math.random() * 0xffffffff).toString(16)}-${base}`)
-      let committed = false
-      const handle = yield* Effect.acquireRelease(
-        Effect.tryPromise({ try: () => Fs.promises.open(target, "wx", 0o600), catch: failed("create", name) }),
-        (h) =>
-          Effect.promise(async () => {
-            await h.close().catch(() => undefined)
-            if (!committed || visibility === "on-commit") await Fs.promises.rm(target, { force: true }).catch(() => undefined)
-          })
-      )
-      return {
-        name,
-        write: (bytes) =>
-          Effect.tryPromise({
-            try: async () => {
-              let at = 0
-              while (at < bytes.length) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten
-            },
-            catch: failed("write", name)
-          }),
-        commit: Effect.tryPromise({
-          try: async () => {
-            if (visibility === "on-commit") {
-              try {
-                await Fs.promises.link(target, final)
-              } catch (e) {
-                if ((e as NodeJS.ErrnoException).code === "EEXIST") {
-                  throw new Errors.StoreFailed({ operation: `save ${name}`, reason: "a body with that name exists; bodies are never replaced" })
-                }
-                throw e
-              }
-              // one link only: a published body is refused while its temporary name still points at it
-              await Fs.promises.rm(target, { force: true })
-            }
-            committed = true
-          },
-          catch: failed("save", name)
+/** A new body: an exclusive temporary file published by a hard link, or (visible) the body's own name from the start. */
+const create = (root: string, prepare: () => void): BodyFiles.Service["create"] => (name, visibility) =>
+  Effect.gen(function*() {
+    yield* check(name)
+    const folder = yield* Effect.try({
+      try: () => {
+        prepare()
+        return folderOf(root, name, true)!
+      },
+      catch: failed("create", name)
+    })
+    const base = Path.basename(name)
+    const final = Path.join(folder, base)
+    const target = visibility === "while-writing"
+      ? final
+      : Path.join(folder, `.tmp-${process.pid}-${Math.floor(Math.random() * 0xffffffff).toString(16)}-${base}`)
+    let committed = false
+    const handle = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => Fs.promises.open(target, "wx", 0o600), catch: failed("create", name) }),
+      (h) =>
+        Effect.promise(async () => {
+          await h.close().catch(() => undefined)
+          if (!committed || visibility === "on-commit") await Fs.promises.rm(target, { force: true }).catch(() => undefined)
         })
-      } satisfies BodyFiles.Sink
-    })
-
-  const open: BodyFiles.Service["open"] = (name) =>
-    Effect.gen(function*() {
-      yield* check(name)
-      const folder = yield* Effect.try({ try: () => folderOf(name, false), catch: failed("open", name) })
-      if (folder === undefined) return yield* new Errors.NotFound({ resource: "output", id: name })
-      const handle = yield* Effect.acquireRelease(
+    )
+    return {
+      name,
+      write: (bytes) =>
         Effect.tryPromise({
-          try: () => Fs.promises.open(Path.join(folder, Path.basename(name)), OPEN_FLAGS),
-          catch: (e) => {
-            const code = (e as NodeJS.ErrnoException).code
-            if (code === "ENOENT" || code === "ENOTDIR") return new Errors.NotFound({ resource: "output", id: name })
-            if (isSymlinkError(code)) {
-              return new Errors.StoreFailed({ operation: `open ${name}`, reason: "it is a symbolic link; only regular files written by Spillway are read" })
-            }
-            return failed("open", name)(e)
-          }
+          try: async () => {
+            let at = 0
+            while (at < bytes.length) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten
+          },
+          catch: failed("write", name)
         }),
-        (h) => Effect.promise(() => h.close().catch(() => undefined))
-      )
-      const st = yield* Effect.tryPromise({ try: () => handle.stat(), catch: failed("stat", name) })
-      const refused = refusal(st)
-      if (refused !== undefined) {
-        return yield* new Errors.StoreFailed({ operation: `open ${name}`, reason: `${refused}; only regular files written by Spillway are read` })
-      }
-      return {
-        name,
-        size: st.size,
-        read: (position, length, into) =>
-          Effect.tryPromise({
-            try: async () => {
-              const want = Math.max(0, into !== undefined ? Math.min(length, into.length) : length)
-              const buffer = into !== undefined ? Buffer.from(into.buffer, into.byteOffset, want) : Buffer.allocUnsafe(want)
-              let got = 0
-              while (got < want) {
-                const { bytesRead } = await handle.read(buffer, got, want - got, position + got)
-                if (bytesRead === 0) break
-                got += bytesRead
+      commit: Effect.tryPromise({
+        try: async () => {
+          if (visibility === "on-commit") {
+            try {
+              await Fs.promises.link(target, final)
+            } catch (e) {
+              if ((e as NodeJS.ErrnoException).code === "EEXIST") {
+                throw new Errors.StoreFailed({ operation: `save ${name}`, reason: "a body with that name exists; bodies are never replaced" })
               }
-              return got === want ? buffer : buffer.subarray(0, got)
-            },
-            catch: failed("read", name)
-          })
-      } satisfies BodyFiles.File
-    })
-
-  const remove: BodyFiles.Service["remove"] = (name) =>
-    Effect.gen(function*() {
-      yield* check(name)
-      const folder = yield* Effect.try({ try: () => folderOf(name, false), catch: failed("remove", name) })
-      if (folder === undefined) return
-      yield* Effect.tryPromise({
-        try: () => Fs.promises.rm(Path.join(folder, Path.basename(name)), { force: true }),
-        catch: failed("remove", name)
+              throw e
+            }
+            // one link only: a published body is refused while its temporary name still points at it
+            await Fs.promises.rm(target, { force: true })
+          }
+          committed = true
+        },
+        catch: failed("save", name)
       })
-    })
+    } satisfies BodyFiles.Sink
+  })
 
-  /** Hidden temporary files whose writer's process is gone, in the directory and the folders under it. */
-  const sweepDebris = Effect.try({
+/** Reads up to `length` bytes at `position` of an open file, into `into` when given. */
+const readAt = (handle: Fs.promises.FileHandle, name: string) =>
+(position: number, length: number, into?: Uint8Array): Effect.Effect<Uint8Array, Errors.StoreFailed> =>
+  Effect.tryPromise({
+    try: async () => {
+      const want = Math.max(0, into !== undefined ? Math.min(length, into.length) : length)
+      const buffer = into !== undefined ? Buffer.from(into.buffer, into.byteOffset, want) : Buffer.allocUnsafe(want)
+      let got = 0
+      while (got < want) {
+        const { bytesRead } = await handle.read(buffer, got, want - got, position + got)
+        if (bytesRead === 0) break
+        got += bytesRead
+      }
+      return got === want ? buffer : buffer.subarray(0, got)
+    },
+    catch: failed("read", name)
+  })
+
+/** Opens a body without following links or blocking, and checks what the open descriptor is. */
+const open = (root: string): BodyFiles.Service["open"] => (name) =>
+  Effect.gen(function*() {
+    yield* check(name)
+    const folder = yield* Effect.try({ try: () => folderOf(root, name, false), catch: failed("open", name) })
+    if (folder === undefined) return yield* new Errors.NotFound({ resource: "output", id: name })
+    const handle = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => Fs.promises.open(Path.join(folder, Path.basename(name)), OPEN_FLAGS),
+        catch: (e) => {
+          const code = (e as NodeJS.ErrnoException).code
+          if (code === "ENOENT" || code === "ENOTDIR") return new Errors.NotFound({ resource: "output", id: name })
+          if (isSymlinkError(code)) {
+            return new Errors.StoreFailed({ operation: `open ${name}`, reason: "it is a symbolic link; only regular files written by Spillway are read" })
+          }
+          return failed("open", name)(e)
+        }
+      }),
+      (h) => Effect.promise(() => h.close().catch(() => undefined))
+    )
+    const st = yield* Effect.tryPromise({ try: () => handle.stat(), catch: failed("stat", name) })
+    const refused = refusal(st)
+    if (refused !== undefined) {
+      return yield* new Errors.StoreFailed({ operation: `open ${name}`, reason: `${refused}; only regular files written by Spillway are read` })
+    }
+    return { name, size: st.size, read: readAt(handle, name) } satisfies BodyFiles.File
+  })
+
+/** Hidden temporary files whose writer's process is gone, in the directory and the folders under it; bytes freed. */
+const sweepDebris = (root: string) =>
+  Effect.try({
     try: () => {
       let freed = 0
       const walk = (dir: string, depth: number) => {
@@ -220,7 +201,24 @@ export const make = (directory: string): BodyFiles.Service => {
     catch: failed("sweep", root)
   })
 
-  return { location: root, create, open, remove, sweepDebris }
+/** The bytes store over a directory (made, mode 0700, at the first write). */
+export const make = (directory: string): BodyFiles.Service => {
+  const root = Path.resolve(directory)
+  let prepared = false
+  const prepare = () => {
+    if (prepared) return
+    Fs.mkdirSync(root, { recursive: true, mode: 0o700 })
+    Fs.chmodSync(root, 0o700)
+    prepared = true
+  }
+  const remove: BodyFiles.Service["remove"] = (name) =>
+    Effect.gen(function*() {
+      yield* check(name)
+      const folder = yield* Effect.try({ try: () => folderOf(root, name, false), catch: failed("remove", name) })
+      if (folder === undefined) return
+      yield* Effect.tryPromise({ try: () => Fs.promises.rm(Path.join(folder, Path.basename(name)), { force: true }), catch: failed("remove", name) })
+    })
+  return { location: root, create: create(root, prepare), open: open(root), remove, sweepDebris: sweepDebris(root) }
 }
 
 /** The bytes store as a layer, over a directory (`SPILLWAY_OUTPUT_DIR` or `~/.spillway/tool-output` by default). */

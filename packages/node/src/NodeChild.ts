@@ -44,65 +44,117 @@ const numbers = Os.constants.signals as unknown as Readonly<Record<string, numbe
 /** An exit status as a shell reports it, with this platform's signal numbers. */
 export const statusOf = (code: number | null, signal: string | null): Child.ExitStatus => Child.exitStatus(code, signal, numbers)
 
+/** What the pipes have delivered that the consumer has not taken yet, and how the child stands. */
+interface Pipes {
+  queue: Array<Buffer>
+  queued: number
+  /** Pipes still open (stdout, stderr). */
+  open: number
+  wake: (() => void) | undefined
+  exited: { code: number | null; signal: string | null } | undefined
+  /** When reading stops although a pipe is still open (the exit plus the drain grace), once the exit is seen. */
+  drainDeadline: number | undefined
+}
+
+const notify = (p: Pipes) => {
+  const w = p.wake
+  p.wake = undefined
+  w?.()
+}
+
+/**
+ * Starts the child in a process group of its own, its pipes in flowing mode
+ * into the queue, paused past `maxQueued`. Listeners go on before the fiber
+ * resumes, so no early output or exit is missed.
+ */
+const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
+  Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
+    const argv = Child.mergedArgv(spec)
+    const c = ChildProcess.spawn(argv[0], argv.slice(1), {
+      stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe"],
+      detached: true,
+      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+      ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
+    })
+    const onData = (chunk: Buffer) => {
+      p.queue.push(chunk)
+      p.queued += chunk.length
+      if (p.queued >= maxQueued) {
+        c.stdout!.pause()
+        c.stderr!.pause()
+      }
+      notify(p)
+    }
+    for (const s of [c.stdout!, c.stderr!]) {
+      s.on("data", onData)
+      // say so in the output itself rather than lose the rest silently; "close" follows
+      s.once("error", (e) => onData(Buffer.from(`\n[spillway: reading the command's output failed: ${e.message}]\n`)))
+      s.once("close", () => {
+        p.open--
+        notify(p)
+      })
+    }
+    c.stdin?.on("error", () => undefined)
+    c.once("exit", (code, signal) => {
+      p.exited = { code, signal }
+      notify(p)
+    })
+    c.once("error", (e) => resume(Effect.fail(new Child.SpawnFailed({ command: shown, reason: e.message }))))
+    c.once("spawn", () => resume(Effect.succeed(c)))
+  })
+
+/** What has arrived, in batches of at most `maxBatch` bytes; empty once both pipes closed (or the drain grace passed). */
+const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
+  Effect.async<Array<Buffer>>((resume) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const give = (): void => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      const graceOver = p.drainDeadline !== undefined && Date.now() >= p.drainDeadline
+      if (p.queue.length === 0 && p.open > 0 && !graceOver) {
+        p.wake = give
+        if (p.exited !== undefined) {
+          p.drainDeadline ??= Date.now() + limits.drainGraceMillis
+          timer = setTimeout(give, Math.max(0, p.drainDeadline - Date.now()))
+        }
+        return
+      }
+      let size = 0
+      let taken = 0
+      while (taken < p.queue.length && size + p.queue[taken]!.length <= limits.maxBatch) size += p.queue[taken++]!.length
+      if (taken === 0 && p.queue.length > 0) size = p.queue[taken++]!.length
+      const batch = p.queue.slice(0, taken)
+      p.queue = p.queue.slice(taken)
+      p.queued -= size
+      if (p.queued < limits.maxQueued) {
+        child.stdout!.resume()
+        child.stderr!.resume()
+      }
+      resume(Effect.succeed(batch.length === 0 ? [] : [batch.length === 1 ? batch[0]! : Buffer.concat(batch, size)]))
+    }
+    give()
+    return Effect.sync(() => {
+      if (timer !== undefined) clearTimeout(timer)
+      p.wake = undefined
+    })
+  })
+
 /** The runner on Node. */
 export const make = (options: Options = {}): Child.Service => ({
   start: (spec, onOutput, timing = {}) =>
     Effect.gen(function*() {
-      const maxQueued = options.maxQueuedBytes ?? 4 * 1024 * 1024
-      const maxBatch = options.maxBatchBytes ?? 1024 * 1024
+      const limits = {
+        maxQueued: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+        maxBatch: options.maxBatchBytes ?? 1024 * 1024,
+        drainGraceMillis: timing.drainGraceMillis ?? 2000
+      }
       const killGrace = Duration.millis(timing.killGraceMillis ?? 3000)
-      const drainGraceMillis = timing.drainGraceMillis ?? 2000
       const shown = spec.shell === true ? spec.command : [spec.command, ...(spec.args ?? [])].join(" ")
       if (spec.mergeStderr === true && spec.shell !== true && findExecutable(spec.command) === undefined) {
         return yield* new Child.SpawnFailed({ command: shown, reason: "not found (no such file, and not on PATH)" })
       }
-      const argv = Child.mergedArgv(spec)
-      let queue: Array<Buffer> = []
-      let queued = 0
-      let open = 2
-      let wake: (() => void) | undefined
-      let exited: { code: number | null; signal: string | null } | undefined
-      const notify = () => {
-        const w = wake
-        wake = undefined
-        w?.()
-      }
-      // Listeners go on before the fiber resumes, so no early output or exit is missed.
-      const child = yield* Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
-        const c = ChildProcess.spawn(argv[0], argv.slice(1), {
-          stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe"],
-          detached: true,
-          ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-          ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
-        })
-        const onData = (chunk: Buffer) => {
-          queue.push(chunk)
-          queued += chunk.length
-          if (queued >= maxQueued) {
-            c.stdout!.pause()
-            c.stderr!.pause()
-          }
-          notify()
-        }
-        for (const s of [c.stdout!, c.stderr!]) {
-          s.on("data", onData)
-          // say so in the output itself rather than lose the rest silently; "close" follows
-          s.once("error", (e) => onData(Buffer.from(`\n[spillway: reading the command's output failed: ${e.message}]\n`)))
-          s.once("close", () => {
-            open--
-            notify()
-          })
-        }
-        c.stdin?.on("error", () => undefined)
-        c.once("exit", (code, signal) => {
-          exited = { code, signal }
-          notify()
-        })
-        c.once("error", (e) => resume(Effect.fail(new Child.SpawnFailed({ command: shown, reason: e.message }))))
-        c.once("spawn", () => resume(Effect.succeed(c)))
-      })
-      const stdout = child.stdout!
-      const stderr = child.stderr!
+      const p: Pipes = { queue: [], queued: 0, open: 2, wake: undefined, exited: undefined, drainDeadline: undefined }
+      const child = yield* spawn(spec, shown, p, limits.maxQueued)
       const groupSignal = (name: string) =>
         Effect.sync(() => {
           try {
@@ -112,49 +164,12 @@ export const make = (options: Options = {}): Child.Service => ({
           }
         })
       const exitSeen = Effect.async<void>((resume) => {
-        if (exited !== undefined) return resume(Effect.void)
+        if (p.exited !== undefined) return resume(Effect.void)
         child.once("exit", () => resume(Effect.void))
       })
-
-      // what has arrived, in batches of at most maxBatch bytes; empty once both pipes closed (or the drain grace passed)
-      let drainDeadline: number | undefined
-      const take = Effect.async<Array<Buffer>>((resume) => {
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const give = (): void => {
-          if (timer !== undefined) clearTimeout(timer)
-          timer = undefined
-          const graceOver = drainDeadline !== undefined && Date.now() >= drainDeadline
-          if (queue.length === 0 && open > 0 && !graceOver) {
-            wake = give
-            if (exited !== undefined) {
-              drainDeadline ??= Date.now() + drainGraceMillis
-              timer = setTimeout(give, Math.max(0, drainDeadline! - Date.now()))
-            }
-            return
-          }
-          let size = 0
-          let taken = 0
-          while (taken < queue.length && size + queue[taken]!.length <= maxBatch) size += queue[taken++]!.length
-          if (taken === 0 && queue.length > 0) size = queue[taken++]!.length
-          const batch = queue.slice(0, taken)
-          queue = queue.slice(taken)
-          queued -= size
-          if (queued < maxQueued) {
-            stdout.resume()
-            stderr.resume()
-          }
-          resume(Effect.succeed(batch.length === 0 ? [] : [batch.length === 1 ? batch[0]! : Buffer.concat(batch, size)]))
-        }
-        give()
-        return Effect.sync(() => {
-          if (timer !== undefined) clearTimeout(timer)
-          wake = undefined
-        })
-      })
-
       const ended = yield* Deferred.make<Child.ExitStatus>()
       const stop = Effect.gen(function*() {
-        if (exited !== undefined) return
+        if (p.exited !== undefined) return
         yield* groupSignal("SIGTERM")
         // interruptible, so that the grace ends even when stopping runs as a finalizer
         const gone = yield* exitSeen.pipe(Effect.interruptible, Effect.timeout(killGrace), Effect.option)
@@ -167,16 +182,16 @@ export const make = (options: Options = {}): Child.Service => ({
       yield* Effect.addFinalizer(() => stop)
       yield* Effect.gen(function*() {
         for (;;) {
-          const batch = yield* take
+          const batch = yield* take(p, child, limits)
           if (batch.length === 0) break
           for (const chunk of batch) yield* onOutput(chunk)
         }
         yield* exitSeen
         // past the drain grace, whatever still holds the pipes is not waited for
-        stdout.destroy()
-        stderr.destroy()
+        child.stdout!.destroy()
+        child.stderr!.destroy()
         child.stdin?.destroy()
-        yield* Deferred.succeed(ended, statusOf(exited!.code, exited!.signal))
+        yield* Deferred.succeed(ended, statusOf(p.exited!.code, p.exited!.signal))
       }).pipe(Effect.forkIn(scope))
       return {
         pid: child.pid!,
@@ -192,7 +207,7 @@ export const make = (options: Options = {}): Child.Service => ({
           child.stdin.end()
           return true
         }),
-        isRunning: Effect.sync(() => exited === undefined),
+        isRunning: Effect.sync(() => p.exited === undefined),
         exit: Deferred.await(ended),
         terminate: Effect.zipRight(stop, Deferred.await(ended))
       } satisfies Child.Running

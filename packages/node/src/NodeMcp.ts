@@ -1,15 +1,16 @@
 /**
- * The MCP server wired for Node: saved output in the spill directory
- * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), retained evidence
- * beside it, process spools and job records in its `.processes` folder, all
- * acting for one caller (`SPILLWAY_OWNER`, or the user's name, on channel
+ * The MCP server wired for Node: one store of bodies (saved output,
+ * retained evidence, scratch captures, job spools and their records) in the output directory
+ * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), all acting for one
+ * caller (`SPILLWAY_OWNER`, or the user's name, on channel
  * `SPILLWAY_CHANNEL`, or `mcp`). The read-only server holds only the read
  * tools, over read-only grants.
  *
  * @since 0.1.0
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
@@ -17,11 +18,10 @@ import * as NodeBodies from "./NodeBodies.js"
 import * as NodeChild from "./NodeChild.js"
 import * as NodeEvidence from "./NodeEvidence.js"
 import * as NodePattern from "./NodePattern.js"
-import * as NodeScratchStore from "./NodeScratchStore.js"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { AgentConfig, AgentResults, Agents } from "@spillway/agents"
-import { Context, Effect, Layer } from "effect"
-import * as Fs from "node:fs"
+import { AgentConfig, Agents } from "@spillway/agents"
+import { Context, Effect, Layer, ParseResult, Schema } from "effect"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
 
@@ -30,8 +30,6 @@ export interface Options {
   readonly directory?: string | undefined
   /** A catalog file of command agents; with it, the full server also serves the agent tools. */
   readonly agents?: string | undefined
-  /** The device's scratch root; `SPILLWAY_SCRATCH_DIR` or `~/.spillway/scratch` by default. */
-  readonly scratchDirectory?: string | undefined
   readonly readOnly?: boolean | undefined
   readonly caller?: Process.Caller | undefined
 }
@@ -57,13 +55,8 @@ const pieces = (options: Options) => {
     spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
     bodies,
     processes: Process.layer().pipe(Layer.provide(NodeChild.layer())),
-    shared: Layer.mergeAll(
-      Handlers.layerCaller(options.caller ?? callerFromEnv()),
-      ToolOutput.layer().pipe(
-        Layer.provide(NodeScratchStore.layer({ directory: options.scratchDirectory })),
-        Layer.provide(Secrets.layerFromEnv)
-      )
-    )
+    // scratch captures are bodies of the same store, in its `scratch` pool
+    shared: Layer.merge(Handlers.layerCaller(options.caller ?? callerFromEnv()), ToolOutput.layer())
   }
 }
 
@@ -77,14 +70,15 @@ export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
       NodeEvidence.layerWithout(),
       Process.readOnly(p.processes)
     )),
-    Layer.provide(p.bodies)
+    Layer.provideMerge(p.bodies)
   )
 }
 
-/** Every handler, over every capability. */
-export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
-  const p = pieces(options)
-  return Handlers.fullLayer.pipe(
+type Pieces = ReturnType<typeof pieces>
+
+/** Every handler over the pieces of one server. */
+const fullOver = (p: Pieces) =>
+  Handlers.fullLayer.pipe(
     Layer.provide(Layer.mergeAll(
       p.shared,
       Spill.layer(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
@@ -92,86 +86,111 @@ export const layerFull = (options: Omit<Options, "readOnly"> = {}) => {
       p.processes,
       NodeChild.layer()
     )),
-    Layer.provide(p.bodies)
+    Layer.provideMerge(p.bodies)
   )
-}
+
+/** Every handler, over every capability. */
+export const layerFull = (options: Omit<Options, "readOnly"> = {}) => fullOver(pieces(options))
 
 /** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
-interface CatalogEntry {
-  readonly name: string
-  readonly description: string
-  readonly command: ReadonlyArray<string>
-}
+export const CatalogEntry = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  command: Schema.NonEmptyArray(Schema.String)
+})
 
-/** Reads a catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+/** A catalog file: `{ "agents": [{ name, description, command }], "max_concurrent_agents"?, "max_lifetime_seconds"? }`. */
+export const CatalogFile = Schema.Struct({
+  agents: Schema.optionalWith(Schema.Array(CatalogEntry), { default: () => [] }),
+  max_concurrent_agents: Schema.optionalWith(Schema.Number, { exact: true }),
+  max_lifetime_seconds: Schema.optionalWith(Schema.Number, { exact: true })
+})
+
+const decodeCatalog = Schema.decodeUnknown(Schema.parseJson(CatalogFile))
+
+/** What is wrong with a decoded file, on one line: each problem with where it is. */
+const problems = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; ")
+
+/** Reads a catalog file on the platform's `FileSystem`, decoded with `CatalogFile`: the command agents and the limits they start under. */
 export const readCatalog = (file: string) =>
-  Effect.try({
-    try: () => {
-      const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as {
-        agents?: ReadonlyArray<CatalogEntry>
-        max_concurrent_agents?: number
-        max_lifetime_seconds?: number
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((e) => new AgentConfig.InvalidConfig({ reason: `cannot read the agent catalog ${file}: ${e.message}` }))
+    )
+    const raw = yield* decodeCatalog(text).pipe(
+      Effect.mapError((e) =>
+        new AgentConfig.InvalidConfig({
+          reason: `${file} is not an agent catalog (every agent needs a name, a description and a non-empty command array): ${problems(e)}`
+        })
+      )
+    )
+    return {
+      definitions: raw.agents.map((a) =>
+        Agents.commandAgent(a.name, a.description, (task) => {
+          const [file, ...args] = a.command.map((part) => part.split("{task}").join(task))
+          return [file!, ...args]
+        })
+      ),
+      config: {
+        maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
+        maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
       }
-      const agents = raw.agents ?? []
-      for (const a of agents) {
-        if (typeof a.name !== "string" || typeof a.description !== "string" || !Array.isArray(a.command) || a.command.length === 0) {
-          throw new Error("every agent needs a name, a description and a non-empty command array")
-        }
-      }
-      return {
-        definitions: agents.map((a) =>
-          Agents.commandAgent(a.name, a.description, (task) => a.command.map((part) => part.split("{task}").join(task)) as [string, ...Array<string>])
-        ),
-        config: {
-          maxConcurrentAgents: raw.max_concurrent_agents ?? AgentConfig.defaults.maxConcurrentAgents,
-          maxLifetimeSeconds: raw.max_lifetime_seconds ?? AgentConfig.defaults.maxLifetimeSeconds
-        }
-      }
-    },
-    catch: (e) => new Error(`cannot read the agent catalog ${file}: ${e instanceof Error ? e.message : String(e)}`)
+    }
   })
 
-/**
- * The agent tools over a catalog file; configuration is published to
- * `<directory>/.agents/config.json`, and results are kept in `.agents/results`.
- */
-export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) => {
-  const directory = NodeBodies.directoryOf(options)
-  return Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
+/** The agent tools over the pieces of one server, so that results are bodies of the same store as every other kept output. */
+const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "readOnly">) =>
+  Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
     Layer.merge(
       AgentHandlers.layer,
       Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
     ).pipe(
       Layer.provideMerge(Agents.layer(definitions)),
       Layer.provide(Layer.mergeAll(
-        AgentConfig.layer(config).pipe(Layer.provide(AgentConfig.persistenceFile(Path.join(directory, ".agents", "config.json")))),
-        AgentResults.layerDirectory(Path.join(directory, ".agents", "results")),
-        Secrets.layerFromEnv,
-        NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory })),
-        Agents.allowOwners,
-        NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+        AgentConfig.layer(config).pipe(
+          Layer.provide(AgentConfig.persistenceFile(Path.join(p.directory, ".agents", "config.json"))),
+          Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+        ),
+        NodeChild.layer()
       )),
-      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv()))
-    )))
-}
+      Layer.provide(Handlers.layerCaller(options.caller ?? callerFromEnv())),
+      Layer.provide(p.bodies)
+    ))).pipe(Layer.provide(NodeFileSystem.layer))
+
+/**
+ * The agent tools over a catalog file: results are bodies of the `agent`
+ * profile in the server's store (24 hours by default), and configuration is
+ * published to `<directory>/.agents/config.json`.
+ */
+export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) =>
+  agentsOver(pieces(options), catalogFile, options)
 
 /** The live catalog, for the `spawn_agent` description. */
 class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
 
+/** What error replies show instead of the host's own paths. */
+const replies = (options: Options) => ({
+  paths: [[NodeBodies.directoryOf(options), "the output directory"], [Os.homedir(), "~"]] as const
+})
+
 /** Serves the tools on a transport until the client closes it; with `agents`, the agent tools too. */
 export const serve = (transport: Transport, options: Options = {}) => {
   if (options.readOnly === true) {
-    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport).pipe(Effect.provide(layerRead(options))))
+    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerRead(options))))
   }
   if (options.agents === undefined) {
-    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport).pipe(Effect.provide(layerFull(options))))
+    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerFull(options))))
   }
   const describe = (tool: string) =>
     tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
   return Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(Layer.merge(layerFull(options), layerAgents(options.agents!, options)))
+    // one set of pieces, so the agent tools and the others share one body store
+    const p = pieces(options)
+    const context = yield* Layer.build(Layer.merge(fullOver(p), agentsOver(p, options.agents!, options)))
     const live = (tool: string) => Effect.provide(describe(tool), context)
-    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live).pipe(Effect.provide(context))
+    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live, replies(options)).pipe(Effect.provide(context))
   }))
 }
 

@@ -6,6 +6,8 @@
 
 /** The spill profile on the real file system. */
 export * as NodeSpill from "./NodeSpill.js"
+/** Masking on a worker thread, for streams long enough to want a second core. */
+export * as NodeSecrets from "./NodeSecrets.js"
 /** Runs a child process and hands its merged output on in batches. */
 export * as NodeChild from "./NodeChild.js"
 /** The MCP server wired for Node: every profile over one body store in one directory. */
@@ -20,8 +22,6 @@ export * as SqlManifests from "./SqlManifests.js"
 export * as NodeEvidence from "./NodeEvidence.js"
 /** Process jobs on Node: the command executor, spools and records in the retention directory. */
 export * as NodeProcess from "./NodeProcess.js"
-/** The scratch store on the real file system. */
-export * as NodeScratchStore from "./NodeScratchStore.js"
 /** SQLite or PostgreSQL for manifests, chosen by a location. */
 export * as SqlBackend from "./SqlBackend.js"
 /** Pattern scans on worker threads, each ended at its deadline. */

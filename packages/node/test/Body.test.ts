@@ -180,6 +180,24 @@ const behaviour = (name: string, fresh: typeof memory) =>
         expect(refused._tag).toBe("QuotaExceeded")
         expect((yield* (yield* Body.Bodies).list(me)).map((m) => m.id)).toEqual([prefix.id])
       }).pipe(Effect.provide(fresh({ pools: { spool: { bytes: 100 }, evidence: { bytes: 5 } } }))))
+
+    it.effect("a name already taken is never replaced nor described: keep-prefix too fails and records nothing", () =>
+      Effect.gen(function*() {
+        const files = yield* BodyFiles.BodyFiles
+        // bytes under the name that no manifest describes (another writer's, left by hand)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const sink = yield* files.create("conv-1/outputs/taken.txt", "on-commit")
+          yield* sink.write(enc("first\n"))
+          yield* sink.commit
+        }))
+        for (const visible of [false, true]) {
+          const failed = yield* Effect.flip(keep([enc("second\n")], { profile: "scratch", name: "conv-1/outputs/taken.txt", onFailure: "keep-prefix", visible }))
+          expect(failed._tag).toBe("StoreFailed")
+        }
+        expect(yield* (yield* Body.Bodies).manifest("conv-1/outputs/taken.txt")).toBeUndefined()
+        const bytes = yield* Effect.scoped(Effect.flatMap(files.open("conv-1/outputs/taken.txt"), (f) => f.read(0, 100)))
+        expect(dec(bytes)).toBe("first\n")
+      }).pipe(Effect.provide(fresh())))
   })
 
 behaviour("memory", memory)

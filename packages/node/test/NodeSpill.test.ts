@@ -114,12 +114,50 @@ describe("keepOutput", () => {
     expect(otherTool.text).not.toContain("Lines that report")
   })
 
-  it("shows the start of a line longer than the cap, and says how long it was", async () => {
+  it("shows the start and the end of a line longer than the cap, with the bytes between counted", async () => {
     const dir = tempDir()
-    const kept = await run(dir, Spill.keepOutput("é".repeat(500_000) + "\n" + "short tail line\n", 0))
+    const first = "<" + "é".repeat(500_000) + ">"
+    const kept = await run(dir, Spill.keepOutput(first + "\n" + "short tail line\n", 0))
     expect([...kept.text].length).toBeLessThanOrEqual(2000)
-    expect(kept.text).toMatch(/\[Showing lines 1-2 of 2, line 1 cut to \d+ of 1000000 bytes\. Full output: /)
+    const marker = /\[Showing lines 1-2 of 2, line 1 cut to (\d+) of 1000002 bytes\. Full output: /.exec(kept.text)
+    expect(marker).not.toBeNull()
+    const shown = kept.text.split("\n").find((l) => l.startsWith("<é"))!
+    expect(shown).toMatch(new RegExp(`^<é+\\[…${1_000_002 - Number(marker![1])} bytes omitted…\\]é+>$`))
     expect(kept.text).toContain("\nshort tail line\n")
+    // a one-line JSON document: its opening and its closing, whatever lies between
+    const doc = JSON.stringify({ items: Array.from({ length: 20_000 }, (_, i) => ({ id: i })), end: "last" })
+    const one = await run(dir, Spill.keepOutput(doc, 0))
+    expect([...one.text].length).toBeLessThanOrEqual(2000)
+    expect(one.text).toContain("{\"items\":[{\"id\":0},")
+    expect(one.text).toMatch(/\{"id":19999\}\],"end":"last"\}\n\[Showing lines 1-1 of 1, line 1 cut to/)
+  })
+
+  it("a line longer than the cap shows its real start and end, the bytes between counted exactly, within the cap", async () => {
+    await fc.assert(fc.asyncProperty(
+    fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).map((s) => s.replace(/\n/g, " ")),
+    fc.integer({ min: 600, max: 6_000 }),
+    fc.array(fc.string({ maxLength: 30 }).map((s) => s.replace(/\n/g, " ")), { maxLength: 3 }),
+    fc.integer({ min: 200, max: 3_000 }),
+    async (unit, repeat, rest, maxChars) => {
+    const dir = tempDir()
+    const line = `A${unit.repeat(Math.ceil(repeat / unit.length))}Z`
+    const text = [line, ...rest].join("\n") + "\n"
+    const kept = await run(dir, Spill.keepOutput(text, 1), { spill: { maxChars } })
+    expect([...kept.text].length).toBeLessThanOrEqual(maxChars)
+    const total = new TextEncoder().encode(line).length
+    const marker = new RegExp(`line 1 cut to (\\d+) of ${total} bytes`).exec(kept.text)
+    if (marker === null) return // the line fits, or the cap leaves no room for it
+    const shown = kept.text.split("\n").find((l) => l.startsWith("A"))!
+    const gap = /\[…(\d+) bytes omitted…\]/.exec(shown)
+    expect(gap).not.toBeNull()
+    const [start, end] = [shown.slice(0, gap!.index), shown.slice(gap!.index + gap![0].length)]
+    expect(line.startsWith(start)).toBe(true)
+    expect(line.endsWith(end)).toBe(true)
+    expect(end.endsWith("Z")).toBe(true)
+    const bytes = (s: string) => new TextEncoder().encode(s).length
+    expect(Number(gap![1])).toBe(total - bytes(start) - bytes(end))
+    expect(Number(marker[1])).toBe(bytes(start) + bytes(end))
+  }), { numRuns: 25 })
   })
 
   it("saves whole lines up to the per-file limit, and says the copy holds only them", async () => {
@@ -296,7 +334,7 @@ describe("readSpill", () => {
 
   it("refuses another owner's output and expired output, by name as by cursor", async () => {
     const dir = tempDir()
-    const pools = { spill: { ttlMillis: 300 } }
+    const pools = { spill: { ttlMillis: 3_000 } }
     const kept = await run(dir, Spill.keepOutput(numbered(2100), 0), { pools })
     const mallory = { owner: "mallory", channel: "cli" }
     for (const effect of [Effect.asVoid(Spill.readSpill(kept.filename!)), Effect.asVoid(Spill.grepSpill("line", kept.filename!))]) {
@@ -305,7 +343,7 @@ describe("readSpill", () => {
     }
     // the same owner from another channel reads it: saved output is the owner's, not the conversation's
     expect((await run(dir, Spill.readSpill(kept.filename!, { limit: 1 }), { caller: { owner: "alice", channel: "mcp" }, pools })).lines).toBe(1)
-    await new Promise((r) => setTimeout(r, 400))
+    await new Promise((r) => setTimeout(r, 3_100))
     for (const effect of [Effect.asVoid(Spill.readSpill(kept.filename!)), Effect.asVoid(Spill.grepSpill("line", kept.filename!))]) {
       const exit = await runExit(dir, effect, { pools })
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("Expired")

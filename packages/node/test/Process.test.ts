@@ -51,18 +51,22 @@ const shell = (command: string, extra: Partial<Process.StartRequest> = {}): Proc
   ...extra
 })
 
-const view = (result: ProcessView.StatusView | ProcessView.Page) => {
+const view = (result: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => {
   if (result._tag !== "StatusView") throw new Error("expected the status view")
   return result
 }
-const page = (result: ProcessView.StatusView | ProcessView.Page) => {
+const page = (result: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => {
   if (result._tag !== "Page") throw new Error("expected a page")
   return result
 }
 
 type Manager = Process.Manager
 
-/** Every retained byte, page by page from the status view's cursor; checks that pages are contiguous. */
+/**
+ * Every kept byte, page by page from the status view's cursor; checks that
+ * pages are contiguous but for the one step over a dropped middle, which a
+ * page's note states.
+ */
 const readAll = (m: Manager, pid: number, limit?: number) =>
   Effect.gen(function*() {
     const status = view(yield* m.poll(me, { pid }))
@@ -70,16 +74,21 @@ const readAll = (m: Manager, pid: number, limit?: number) =>
     let offset = 0
     const parts: Array<string> = []
     let pages = 0
+    let skipped = 0
     while (cursor !== undefined) {
       const p = page(yield* m.poll(me, { pid, cursor, limit }))
       expect(p.offset).toBe(offset)
-      expect(p.next_offset).toBe(p.offset + p.shown_bytes)
+      if (p.next_offset !== p.offset + p.shown_bytes) {
+        expect(p.next_offset).toBeGreaterThanOrEqual(p.offset + p.shown_bytes)
+        expect(p.note).toContain("the newest output goes on from byte")
+        skipped += p.next_offset - p.offset - p.shown_bytes
+      }
       parts.push(p.content)
       offset = p.next_offset
       pages++
       cursor = p.truncated ? p.next_cursor : undefined
     }
-    return { text: parts.join(""), end: offset, pages }
+    return { text: parts.join(""), end: offset, pages, skipped }
   })
 
 const exited = (m: Manager, pid: number) => m.wait(me, { pid, timeoutMillis: 20_000 })
@@ -157,27 +166,61 @@ describe("Process", () => {
       expect(late.retention.wait!.waited_ms).toBeLessThan(1_000)
     }))
 
-  it.scopedLive("accounts a 64 MiB flood exactly and withholds the clipped tail", () =>
+  it.scopedLive("accounts a 64 MiB flood exactly, keeps its head and newest 1 MiB, and states the middle it dropped", () =>
     Effect.gen(function*() {
       const m = yield* manager()
       const { pid } = yield* m.start(me, shell("yes | head -c 64M"))
       const v = yield* exited(m, pid)
       const cap = 4 * 1024 * 1024
+      const total = 64 * 1024 * 1024
+      const from = total - 1024 * 1024
       expect(v.retention).toMatchObject({
         status: "exited",
         exit_code: 0,
-        emitted_bytes: 64 * 1024 * 1024,
+        emitted_bytes: total,
         retained_bytes: cap,
-        capture_limit_loss_bytes: 60 * 1024 * 1024,
-        not_retained_bytes: 60 * 1024 * 1024,
-        shown_intervals: [],
-        tail_status: ProcessView.WITHHELD
+        capture_limit_loss_bytes: from - cap,
+        not_retained_bytes: from - cap,
+        kept: {
+          ranges: [
+            { from_byte: 0, to_byte: cap, from_line: 1, to_line: cap / 2 },
+            { from_byte: from, to_byte: total, from_line: from / 2 + 1, to_line: total / 2 }
+          ],
+          dropped: { from_byte: cap, to_byte: from, from_line: cap / 2 + 1, to_line: from / 2 },
+          total_lines: total / 2
+        }
       })
-      expect(v.output).toBe("")
+      // the newest lines are shown: a clipped tail is not withheld when the masker saw its context
+      expect(v.retention.tail_status).toBeUndefined()
+      expect(v.output).toBe("y\n".repeat(50))
+      expect(v.retention.shown_intervals).toEqual([[total - 100, total]])
+      // the head's last page steps over the middle, saying so
       const last = page(yield* m.poll(me, { pid, offset: cap - 10, limit: 8_000 }))
-      expect(last).toMatchObject({ offset: cap - 10, shown_bytes: 10, content: "y\ny\ny\ny\ny\n", truncated: false })
-      expect(last.note).toContain(`${60 * 1024 * 1024} emitted bytes were not retained`)
-      expect((yield* m.poll(me, { pid, offset: cap + 1 }).pipe(Effect.flip))._tag).toBe("InvalidRequest")
+      expect(last).toMatchObject({ offset: cap - 10, shown_bytes: 10, content: "y\ny\ny\ny\ny\n", truncated: true, next_offset: from })
+      expect(last.note).toContain(`bytes ${cap}-${from} (lines ${cap / 2 + 1}-${from / 2}) were not kept`)
+      const end = page(yield* m.poll(me, { pid, offset: total - 6 }))
+      expect(end).toMatchObject({ content: "y\ny\ny\n", truncated: false })
+      const refused = yield* m.poll(me, { pid, offset: cap + 1 }).pipe(Effect.flip)
+      expect(refused._tag).toBe("InvalidRequest")
+      expect(refused.message).toContain(`keeps bytes 0-${cap} and bytes ${from}-${total}`)
+      // by line: the first, the last, and one in the middle that is not kept
+      const lines = (line: number, count?: number) =>
+        Effect.map(m.poll(me, { pid, line, lines: count }), (r) => {
+          if (r._tag !== "Lines") throw new Error("expected lines")
+          return r
+        })
+      expect(yield* lines(1, 2)).toMatchObject({ first_line: 1, lines: 2, content: "y\ny\n", total_lines: total / 2, next_line: 3 })
+      const final = yield* lines(total / 2)
+      expect(final).toMatchObject({ first_line: total / 2, lines: 1, content: "y\n" })
+      expect(final.next_line).toBeUndefined()
+      const headEnd = yield* lines(cap / 2)
+      expect(headEnd.next_line).toBe(from / 2 + 1)
+      expect(headEnd.note).toContain(`lines ${cap / 2 + 1}-${from / 2} were not kept`)
+      const middle = yield* m.poll(me, { pid, line: 10_000_000 }).pipe(Effect.flip)
+      expect(middle.message).toContain(`keeps lines 1-${cap / 2} and lines ${from / 2 + 1}-${total / 2}`)
+      expect(middle.message).toContain("middle of the output")
+      const past = yield* m.poll(me, { pid, line: total / 2 + 1 }).pipe(Effect.flip)
+      expect(past.message).toContain("past the end")
     }))
 
   it.scopedLive("keeps every byte of interleaved stdout and stderr", () =>
@@ -357,9 +400,9 @@ describe("Process", () => {
       expect((yield* m.poll(me, { pid: 999_999 }).pipe(Effect.flip))._tag).toBe("NotFound")
     }))
 
-  it.scopedLive("counts output past the per-job limit without keeping it", () =>
+  it.scopedLive("counts output past the per-job limit without keeping it when no window is kept", () =>
     Effect.gen(function*() {
-      const m = yield* manager({ captureLimitBytes: 1_000, smallStreamBytes: 100 })
+      const m = yield* manager({ captureLimitBytes: 1_000, smallStreamBytes: 100, tailBytes: 0 })
       const { pid } = yield* m.start(me, shell("seq 1 1000"))
       const v = yield* exited(m, pid)
       const whole = Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join("")
@@ -370,16 +413,98 @@ describe("Process", () => {
         not_retained_bytes: whole.length - 1_000,
         tail_status: ProcessView.WITHHELD
       })
+      expect(v.retention.kept).toBeUndefined()
       expect((yield* readAll(m, pid)).text).toBe(whole.slice(0, 1_000))
+    }))
+
+  it.scopedLive("keeps the newest output past the per-job limit in its window, from a line start, every range exact", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ captureLimitBytes: 1_000, tailBytes: 500 })
+      const { pid } = yield* m.start(me, shell("seq 1 1000"))
+      const v = yield* exited(m, pid)
+      const whole = Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join("")
+      const lineOf = (byte: number) => whole.slice(0, byte).split("\n").length
+      const s0 = whole.length - 500
+      const from = whole[s0 - 1] === "\n" ? s0 : whole.indexOf("\n", s0) + 1
+      expect(v.retention).toMatchObject({
+        emitted_bytes: whole.length,
+        retained_bytes: 1_000,
+        not_retained_bytes: from - 1_000,
+        kept: {
+          ranges: [
+            { from_byte: 0, to_byte: 1_000, from_line: 1, to_line: 277 },
+            { from_byte: from, to_byte: whole.length, from_line: lineOf(from), to_line: 1000 }
+          ],
+          dropped: { from_byte: 1_000, to_byte: from, from_line: 278, to_line: lineOf(from) - 1 },
+          total_lines: 1000
+        }
+      })
+      expect(v.retention.tail_status).toBeUndefined()
+      expect(v.output).toBe(Array.from({ length: 50 }, (_, i) => `${951 + i}\n`).join(""))
+      const all = yield* readAll(m, pid)
+      expect(all.text).toBe(whole.slice(0, 1_000) + whole.slice(from))
+      expect(all.skipped).toBe(from - 1_000)
+      // line by line, from the head into the window
+      const read = yield* m.poll(me, { pid, line: 275, lines: 10 })
+      expect(read).toMatchObject({ _tag: "Lines", first_line: 275, lines: 3, content: "275\n276\n277\n", next_line: lineOf(from) })
+      const win = yield* m.poll(me, { pid, line: lineOf(from), lines: 3 })
+      expect(win).toMatchObject({ _tag: "Lines", lines: 3, content: whole.slice(from).split("\n").slice(0, 3).map((l) => `${l}\n`).join("") })
+    }))
+
+  it.scopedLive("a wait pattern matches a line past the head, in the window of newest output", () =>
+    Effect.gen(function*() {
+      const m = yield* manager({ captureLimitBytes: 1_000, tailBytes: 10_000 })
+      const { pid } = yield* m.start(me, shell("seq 1 1000; sleep 0.3; echo NEEDLE-HERE; sleep 3"))
+      const v = yield* m.wait(me, { pid, timeoutMillis: 10_000, pattern: "NEEDLE" })
+      expect(v.retention.wait).toMatchObject({ ended_by: "match", match: { line: 1001, text: "NEEDLE-HERE" } })
+      expect(v.retention.status).toBe("running")
+      expect(v.output.endsWith("999\n1000\nNEEDLE-HERE\n")).toBe(true)
+      yield* m.cancel(me, pid)
+    }))
+
+  it.scopedLive("the window counts in the spool quota with the head, and a spent quota keeps no window", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(deps({ pools: { spool: { bytes: 1_500 } } }))
+      const quota = Context.get(context, Retention.Retention)
+      const m = yield* Process.make({ captureLimitBytes: 1_000, tailBytes: 10_000 }).pipe(Effect.provide(context))
+      const { pid } = yield* m.start(me, shell("seq 1 5000"))
+      // while it runs, the window holds what is left of the pool beside the head
+      const v = yield* exited(m, pid)
+      const kept = v.retention.kept!
+      const windowBytes = kept.ranges[1]!.to_byte - kept.ranges[1]!.from_byte
+      expect(v.retention.retained_bytes).toBe(1_000)
+      expect(windowBytes).toBeGreaterThan(0)
+      expect(windowBytes).toBeLessThanOrEqual(500)
+      // once kept as a body of its own, the window counts in the pool with the head, within its limit
+      expect(quota.usage("spool").used).toBe(1_000 + windowBytes)
+      expect(quota.usage("spool").used).toBeLessThanOrEqual(1_500)
+      // the next job finds the pool spent: its head cannot grow and it keeps no window
+      const next = yield* m.start(me, shell("seq 1 5000"))
+      const w = yield* exited(m, next.pid)
+      expect(w.retention.capture_error).toContain("quota")
+      expect(w.retention.kept).toBeUndefined()
     }))
 
   it.scopedLive("a partial code point at the capture limit is not part of the readable prefix", () =>
     Effect.gen(function*() {
-      const m = yield* manager({ captureLimitBytes: 4 })
+      const m = yield* manager({ captureLimitBytes: 4, tailBytes: 0 })
       const { pid } = yield* m.start(me, shell("printf 'ab\\342\\202\\254cd'"))
       const v = yield* exited(m, pid)
       expect(v.retention).toMatchObject({ emitted_bytes: 7, retained_bytes: 2, not_retained_bytes: 5, capture_limit_loss_bytes: 3 })
       expect((yield* readAll(m, pid)).text).toBe("ab")
+      // with a window, it starts at the first whole code point the limit left out, and the cut line counts as dropped
+      const w = yield* manager({ captureLimitBytes: 4 })
+      const second = yield* w.start(me, shell("printf 'ab\\342\\202\\254cd'"))
+      const kept = yield* exited(w, second.pid)
+      expect(kept.retention).toMatchObject({
+        retained_bytes: 2,
+        not_retained_bytes: 3,
+        kept: { dropped: { from_byte: 2, to_byte: 5, from_line: 1, to_line: 1 }, total_lines: 1 }
+      })
+      expect(kept.output).toBe("cd")
+      const all = yield* readAll(w, second.pid)
+      expect(all).toMatchObject({ text: "abcd", skipped: 3 })
+      expect(yield* w.poll(me, { pid: second.pid, line: 1 })).toMatchObject({ _tag: "Lines", content: "ab" })
     }))
 
   it.scopedLive("a spent quota sets a capture error at once; a small complete stream still shows its true tail", () =>
@@ -535,6 +660,33 @@ describe("Process", () => {
         expect(e.message).toContain("read-only")
       }
       expect((yield* m2.poll({ owner: "bob", channel: "chat-1" }, { pid: done.pid }).pipe(Effect.flip))._tag).toBe("AccessDenied")
+      yield* Scope.close(second, Exit.void)
+    }))
+
+  it.live("the window of newest output outlives a restart, for jobs that ended and jobs the manager stopped with", () =>
+    Effect.gen(function*() {
+      const directory = tempDir()
+      const store = () => ({ directory, manifests: SqlManifests.layerFor(Path.join(directory, ".manifests.sqlite")) })
+      const options = { captureLimitBytes: 1_000, tailBytes: 500 }
+      const first = yield* Scope.make()
+      const m1 = yield* manager(options, store()).pipe(Scope.extend(first))
+      const done = yield* m1.start(me, shell("seq 1 1000; echo LAST; exit 2"))
+      const doneView = yield* exited(m1, done.pid)
+      const running = yield* m1.start(me, shell("seq 1 1000; echo MARK; sleep 30"))
+      const runningView = yield* m1.wait(me, { pid: running.pid, timeoutMillis: 10_000, pattern: "^MARK$" })
+      expect(runningView.retention.wait?.ended_by).toBe("match")
+      yield* Scope.close(first, Exit.void)
+
+      const second = yield* Scope.make()
+      const m2 = yield* manager(options, store()).pipe(Scope.extend(second))
+      const after = view(yield* m2.poll(me, { pid: done.pid }))
+      expect(after.retention.kept).toEqual(doneView.retention.kept)
+      expect(after.output.endsWith("1000\nLAST\n")).toBe(true)
+      expect(yield* m2.poll(me, { pid: done.pid, line: 1001 })).toMatchObject({ _tag: "Lines", content: "LAST\n" })
+      const stopped = view(yield* m2.poll(me, { pid: running.pid }))
+      expect(stopped.retention.status).toBe("unknown")
+      expect(stopped.output.endsWith("1000\nMARK\n")).toBe(true)
+      expect(stopped.retention.kept?.total_lines).toBe(1001)
       yield* Scope.close(second, Exit.void)
     }))
 

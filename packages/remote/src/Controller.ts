@@ -18,7 +18,7 @@ import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type * as RpcClientError from "@effect/rpc/RpcClientError"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { type Errors, type Process, Retention } from "@spillway/core"
+import { type Errors, type Process, type ProcessView, Retention } from "@spillway/core"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
@@ -129,17 +129,22 @@ export interface Leased {
   /** The hash of the host identity that granted the lease. */
   readonly host: string
   /** Reserves the allowance, then starts the command on the host; a refused start releases the reservation. */
-  readonly start: (request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean }) => Effect.Effect<
+  readonly start: (
+    request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean; readonly keep?: "head-and-tail" | "whole" }
+  ) => Effect.Effect<
     { readonly pid: number; readonly generation: string; readonly started_at: string },
     HostError | HostUnreachable | Errors.QuotaExceeded
   >
-  readonly poll: (pid: number, request?: Omit<Process.PollRequest, "pid">) => Effect.Effect<unknown, HostError | HostUnreachable>
-  readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<unknown, HostError | HostUnreachable>
+  readonly poll: (
+    pid: number,
+    request?: Omit<Process.PollRequest, "pid">
+  ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable>
+  readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
   readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   /** This caller's recorded jobs on this host; those started before a restart are read-only. */
   readonly jobs: Effect.Effect<ReadonlyArray<{ readonly pid: number; readonly command: string; readonly readOnly: boolean }>>
-  readonly status: (pid: number) => Effect.Effect<unknown, HostError | HostUnreachable>
+  readonly status: (pid: number) => Effect.Effect<Process.JobSummary, HostError | HostUnreachable>
   /** Ends access here and gives the reservation back, then asks the host to delete the spool. */
   readonly expire: (pid: number) => Effect.Effect<Expired>
   /** Expires every recorded job of this lease whose output the host said expires by now (24 hours after its exit). */
@@ -212,10 +217,10 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
             const findRecord = (pid: number) => Effect.map(recorded, (all) => all.filter(mine).reverse().find((m) => m.pid === pid))
             /** Notes what a view says about the job's end, so expiry can follow it. */
-            const observe = (pid: number, view: unknown) =>
+            const observe = (pid: number, view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) =>
               Effect.gen(function*() {
-                const r = (view as { readonly retention?: { status?: string; exit_code?: number; signal?: string; emitted_bytes?: number; expires_at?: string } }).retention
-                if (r === undefined || r.status === "running") return
+                if (view._tag !== "StatusView" || view.retention.status === "running") return
+                const r = view.retention
                 const m = yield* findRecord(pid)
                 if (m === undefined) return
                 yield* record({

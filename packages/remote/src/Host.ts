@@ -16,7 +16,7 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import { Access, Cursor, Errors, Process, Secrets } from "@spillway/core"
 import { NodeBodies, NodeChild, NodePattern } from "@spillway/node"
-import { Clock, Effect, Either, Layer } from "effect"
+import { Clock, Effect, Either, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -54,14 +54,23 @@ const hostError = (e: unknown) => {
   })
 }
 
-/** Reads the credentials file (credential to scope); a missing or unreadable file trusts no one. */
+/** The credentials file: each credential a controller may present, and the scope it grants. */
+export const CredentialsFile = Schema.parseJson(Schema.Struct({
+  credentials: Schema.Record({ key: Schema.String, value: Schema.String })
+}))
+
+const decodeCredentials = Schema.decodeUnknownEither(CredentialsFile)
+
+/** Reads the credentials file (credential to scope); a missing, unreadable or malformed file trusts no one. */
 const readCredentials = (file: string): ReadonlyMap<string, string> => {
+  let text: string
   try {
-    const raw = JSON.parse(Fs.readFileSync(file, "utf8")) as { credentials?: Record<string, unknown> }
-    return new Map(Object.entries(raw.credentials ?? {}).filter((e): e is [string, string] => typeof e[1] === "string"))
+    text = Fs.readFileSync(file, "utf8")
   } catch {
     return new Map()
   }
+  const decoded = decodeCredentials(text)
+  return decoded._tag === "Right" ? new Map(Object.entries(decoded.right.credentials)) : new Map()
 }
 
 /** The handlers of the host's calls, over a process manager of its own. */
@@ -121,14 +130,14 @@ export const handlers = (options: Options) =>
           yield* authenticated(clientId)
           return { lease, scope, host: identity.hash, ttlMillis: ttl }
         }),
-      Start: ({ command, cwd, lease, stdin }, { clientId }) =>
+      Start: ({ command, cwd, keep, lease, stdin }, { clientId }) =>
         run(lease, clientId, (caller) =>
           Effect.map(
-            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed" }),
+            manager.start(caller, { command, shell: true, cwd, stdin: stdin === true ? "pipe" : "closed", keep }),
             (s) => ({ pid: s.pid, generation: s.generation, started_at: s.started_at })
           )),
-      Poll: ({ cursor, generation, lease, limit, offset, pid }, { clientId }) =>
-        onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit })),
+      Poll: ({ cursor, generation, lease, limit, line, lines, offset, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit, line, lines })),
       Wait: ({ generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) => {
           // the lease is checked while the job is waited on and again once the wait is over:

@@ -1,13 +1,14 @@
 /**
  * The host's RPC group, the only way into a host: lease, start, poll, wait,
  * stdin, signal, status and delete. Every call but `Lease` carries a lease;
- * none takes a path. Views and pages cross as the same JSON a local poll
- * returns.
+ * none takes a path. Views and pages cross as the same schemas a local poll
+ * returns, decoded on arrival.
  *
  * @since 0.1.0
  */
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
+import { Process, ProcessView } from "@spillway/core"
 import { Schema } from "effect"
 
 /** A refused or failed host call, with the reason's tag and words to act on. */
@@ -34,7 +35,13 @@ export class HostRpcs extends RpcGroup.make(
     error: HostError
   }),
   Rpc.make("Start", {
-    payload: { lease, command: Schema.String, cwd: Schema.optional(Schema.String), stdin: Schema.optional(Schema.Boolean) },
+    payload: {
+      lease,
+      command: Schema.String,
+      cwd: Schema.optional(Schema.String),
+      stdin: Schema.optional(Schema.Boolean),
+      keep: Schema.optional(Schema.Literal("head-and-tail", "whole"))
+    },
     success: Schema.Struct({ pid: Schema.Number, generation: Schema.String, started_at: Schema.String }),
     error: HostError
   }),
@@ -45,14 +52,16 @@ export class HostRpcs extends RpcGroup.make(
       generation,
       cursor: Schema.optional(Schema.NullOr(Schema.String)),
       offset: Schema.optional(Schema.NullOr(Schema.Union(Schema.Number, Schema.String))),
-      limit: Schema.optional(Schema.NullOr(Schema.Number))
+      limit: Schema.optional(Schema.NullOr(Schema.Number)),
+      line: Schema.optional(Schema.NullOr(Schema.Number)),
+      lines: Schema.optional(Schema.NullOr(Schema.Number))
     },
-    success: Schema.Unknown,
+    success: ProcessView.PollResult,
     error: HostError
   }),
   Rpc.make("Wait", {
     payload: { lease, pid, generation, timeoutMillis: Schema.Number, pattern: Schema.optional(Schema.String) },
-    success: Schema.Unknown,
+    success: ProcessView.StatusView,
     error: HostError
   }),
   Rpc.make("Stdin", {
@@ -60,6 +69,6 @@ export class HostRpcs extends RpcGroup.make(
     error: HostError
   }),
   Rpc.make("Signal", { payload: { lease, pid, generation, signal: Schema.String }, error: HostError }),
-  Rpc.make("Status", { payload: { lease, pid, generation }, success: Schema.Unknown, error: HostError }),
+  Rpc.make("Status", { payload: { lease, pid, generation }, success: Process.JobSummary, error: HostError }),
   Rpc.make("Delete", { payload: { lease, pid, generation }, error: HostError })
 ) {}

@@ -1,8 +1,8 @@
 /**
  * Handlers of the agent tools over the agent runtime: `spawn_agent` (whose
  * description a server takes from the live catalog), `wait_for_agents` and
- * `get_agent_results`. The text of a wait is a compact roster for the model;
- * its structured result is the whole snapshot, fitted to the budget.
+ * `get_agent_results`. A wait's text is the roster a model reads and its
+ * structured result the same facts as fields, each fitted to the budget.
  *
  * @since 0.1.0
  */
@@ -20,19 +20,8 @@ const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Tool
     })
   })
 
-/** The roster of a wait as text. */
-export const renderWait = (result: Agents.WaitResult): string =>
-  [
-    ...(result.notice !== undefined ? [result.notice] : []),
-    ...result.agents.map((row) =>
-      [
-        `${row.agent_id}${row.name !== "" ? ` (${row.name})` : ""}: ${row.status}, ${row.iterations} iterations${row.reason !== undefined ? `, ${row.reason}` : ""}`,
-        ...(row.preview !== "" ? [`  ${row.preview.replace(/\n/g, "\n  ")}`] : []),
-        ...(row.fetch !== undefined ? [`  complete output (${row.body_bytes} bytes): ${row.fetch}`] : [])
-      ].join("\n")
-    ),
-    ...(result.timed_out ? ["The wait timed out; agents still running go on."] : [])
-  ].join("\n")
+/** The roster of a wait as a model reads it: the result's own `text`. */
+export const renderWait = (result: Agents.WaitResult): string => result.text
 
 const spawn = (params: { readonly agent: string; readonly task: string }) =>
   handled(Effect.gen(function*() {
@@ -50,8 +39,8 @@ const wait = (params: { readonly agent_ids: ReadonlyArray<string>; readonly time
   handled(Effect.gen(function*() {
     const caller = yield* ToolCaller
     const runtime = yield* Agents.AgentRuntime
-    const result = yield* runtime.waitForAgents(caller, { agentIds: params.agent_ids, timeoutMillis: params.timeout_ms ?? 60_000 })
-    return { text: renderWait(result), result }
+    const { text, ...result } = yield* runtime.waitForAgents(caller, { agentIds: params.agent_ids, timeoutMillis: params.timeout_ms ?? 60_000 })
+    return { text, result }
   }))
 
 const results = (params: { readonly agent_id: string; readonly cursor?: string | undefined; readonly limit?: number | undefined }) =>

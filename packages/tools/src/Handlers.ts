@@ -7,8 +7,9 @@
  *
  * @since 0.1.0
  */
-import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Spill, ToolOutput } from "@spillway/core"
+import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Secrets, Spill, ToolOutput } from "@spillway/core"
 import { Duration, Effect, Layer, Option } from "effect"
+import * as Replies from "./Replies.js"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
 
 /** Who the tools act for: kept output and jobs belong to this owner and channel (the core's `CurrentCaller`). */
@@ -27,17 +28,20 @@ export const hint: Preview.ReadHint = (filename, nextLine) => ({
 export const grepHint: Preview.GrepHint = (pattern, filename) =>
   `grep_spill filename=${filename} pattern=${JSON.stringify(pattern)}`
 
-const failure = (e: unknown): ToolFailure => {
+const failure = (e: unknown, masker: Secrets.Masker | undefined): ToolFailure => {
   const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+  const words = typeof error.message === "string" && error.message !== "" ? error.message : String(e)
   return new ToolFailure({
-    reason: typeof error._tag === "string" ? error._tag : "Error",
-    detail: typeof error.message === "string" && error.message !== "" ? error.message : String(e)
+    reason: typeof error._tag === "string" ? Replies.cut(error._tag, 64) : "Error",
+    // the words quote what was refused: bounded and masked, whatever the argument was
+    detail: Replies.safe(words, { masker })
   })
 }
 
 /** Runs a handler body, turning every failure into a ToolFailure. */
 const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ToolFailure, R> =>
-  Effect.mapError(effect, failure)
+  Effect.catchAll(effect, (e) =>
+    Effect.flatMap(Effect.serviceOption(Secrets.Secrets), (masker) => Effect.fail(failure(e, Option.getOrUndefined(masker)))))
 
 const missing = (field: string, action: string) =>
   new ToolFailure({ reason: "InvalidRequest", detail: `${action} needs ${field}` })
@@ -70,7 +74,6 @@ const grepSpill = (params: {
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
-    const caller = yield* ToolCaller
     const output = yield* ToolOutput.ToolOutput
     const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
     const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
@@ -84,8 +87,7 @@ const grepSpill = (params: {
     // many long matching lines could pass the model ceiling: the text keeps its head within it
     const delivered = yield* output.deliver({
       tool: "grep_spill",
-      output: [...lines, summary].filter((l) => l !== "").join("\n"),
-      owner: { conversationId: caller.channel, runId: caller.channel }
+      output: [...lines, summary].filter((l) => l !== "").join("\n")
     })
     return {
       text: delivered.body,
@@ -122,8 +124,12 @@ const getToolOutput = (params: { readonly cursor: string }) =>
     }
   }))
 
-const viewResult = (result: ProcessView.StatusView | ProcessView.Page) => {
+const viewResult = (result: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => {
   if (result._tag === "StatusView") return { text: result.text, pid: result.retention.pid, retention: result.retention }
+  if (result._tag === "Lines") {
+    const { _tag, content, ...lines } = result
+    return { text: content, pid: result.pid, lines: { ...lines, text: content } }
+  }
   const { _tag, content, ...page } = result
   return { text: content, pid: result.pid, page: { ...page, text: content } }
 }
@@ -142,6 +148,9 @@ type ProcessParams = {
   readonly close?: boolean | undefined
   readonly signal?: string | undefined
   readonly stdin?: boolean | undefined
+  readonly line?: number | undefined
+  readonly lines?: number | undefined
+  readonly keep_whole?: boolean | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -155,7 +164,7 @@ const readProcess = (params: ProcessParams) =>
     switch (params.action) {
       case "poll": {
         const pid = yield* pidOf(params)
-        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit })))
+        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit, line: params.line, lines: params.lines })))
       }
       case "wait": {
         const pid = yield* pidOf(params)
@@ -183,7 +192,13 @@ const manageProcess = (params: ProcessParams) =>
         if (params.command === undefined || params.command.trim() === "") return yield* missing("command", "start")
         const spawn = yield* Process.ProcessSpawn
         const started = yield* handled(
-          spawn.start(caller, { command: params.command, shell: true, cwd: params.cwd, stdin: params.stdin === true ? "pipe" : "closed" })
+          spawn.start(caller, {
+            command: params.command,
+            shell: true,
+            cwd: params.cwd,
+            stdin: params.stdin === true ? "pipe" : "closed",
+            keep: params.keep_whole === true ? "whole" : "head-and-tail"
+          })
         )
         const read = yield* Process.ProcessRead
         return viewResult(yield* handled(read.poll(caller, { pid: started.pid })))

@@ -13,7 +13,9 @@ import type * as Toolkit from "@effect/ai/Toolkit"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Context, Effect, Exit, ParseResult, Runtime } from "effect"
+import { Secrets } from "@spillway/core"
+import { Cause, Context, Effect, Exit, Option, ParseResult, Runtime } from "effect"
+import * as Replies from "./Replies.js"
 
 /** How a result's fields split between what a model reads and the structured content. */
 const structured = (name: string, result: Record<string, unknown>): Record<string, unknown> => {
@@ -31,6 +33,7 @@ const structured = (name: string, result: Record<string, unknown>): Record<strin
         const { next_cursor, ...page } = rest.page as Record<string, unknown>
         return { ...page, ...(next_cursor !== undefined ? { cursor: next_cursor } : {}) }
       }
+      if (typeof rest.lines === "object" && rest.lines !== null) return { ...(rest.lines as Record<string, unknown>) }
       return rest
     }
     default:
@@ -72,11 +75,15 @@ export type Describe = (tool: string) => Effect.Effect<string | undefined>
 export const make = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
   info: ServerInfo = { name: "spillway", version: "0.1.0" },
-  liveDescription?: Describe
+  liveDescription?: Describe,
+  replies: { readonly paths?: Replies.Options["paths"] } = {}
 ) =>
   Effect.gen(function*() {
     const withHandler = yield* toolkit
     const runtime = yield* Effect.runtime<never>()
+    // every error text is bounded, masked, and shows no absolute path of the host's
+    const masker = Option.getOrUndefined(yield* Effect.serviceOption(Secrets.Secrets))
+    const safe = (text: string) => Replies.safe(text, { masker, paths: replies.paths })
     const tools = Object.values(toolkit.tools).map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
@@ -102,12 +109,12 @@ export const make = <Tools extends Record<string, Tool.Any>>(
         >
       )
       if (Exit.isFailure(exit)) {
-        return { isError: true, content: [{ type: "text" as const, text: describe(name, exit.cause) }] }
+        return { isError: true, content: [{ type: "text" as const, text: safe(describe(name, exit.cause)) }] }
       }
       const { isFailure, result } = exit.value
       if (isFailure) {
         const message = (result as { readonly message?: unknown }).message
-        return { isError: true, content: [{ type: "text" as const, text: typeof message === "string" ? message : String(result) }] }
+        return { isError: true, content: [{ type: "text" as const, text: safe(typeof message === "string" ? message : String(result)) }] }
       }
       const fields = result as Record<string, unknown>
       return {
@@ -126,10 +133,11 @@ export const serve = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
   transport: Transport,
   info?: ServerInfo,
-  liveDescription?: Describe
+  liveDescription?: Describe,
+  replies?: { readonly paths?: Replies.Options["paths"] }
 ) =>
   Effect.gen(function*() {
-    const server = yield* make(toolkit, info, liveDescription)
+    const server = yield* make(toolkit, info, liveDescription, replies)
     yield* Effect.async<void>((resume) => {
       server.onclose = () => resume(Effect.void)
       server.connect(transport).catch(() => resume(Effect.void))

@@ -10,6 +10,8 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
+import { Agents } from "@spillway/agents"
+import { Process, ProcessView } from "@spillway/core"
 import { Schema } from "effect"
 
 /** Why a tool call failed, in words a model can act on. */
@@ -89,7 +91,7 @@ export const GetToolOutput = Tool.make("get_tool_output", {
 }).annotate(Tool.Readonly, true)
 
 const processDescription = (actions: string) =>
-  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor or offset it shows the newest lines and an [output retention] record; pass that record's cursor to page the whole output, following next_cursor until truncated is false. wait returns when the job exits, a line matches pattern, or timeout_ms passes. Actions: ${actions}.`
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor or offset it shows the newest lines and an [output retention] record; pass that record's cursor to page the whole output, following next_cursor until truncated is false, or pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes. Actions: ${actions}.`
 
 const pollFields = {
   pid: Schema.optional(Pid),
@@ -98,16 +100,33 @@ const pollFields = {
     description: "0, blank or absent: the status view; 1 or more: the page from that byte"
   }),
   limit: Schema.optional(Schema.Int).annotations({ description: "bytes per page, 4 to 8,000; 4,000 by default" }),
+  line: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))).annotations({
+    description: "for poll: read by line number (1-based) instead of by byte, in the head or the newest output"
+  }),
+  lines: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_000))).annotations({ description: "with line: how many lines; 200 by default" }),
   timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 600_000))),
   pattern: Schema.optional(Schema.String)
 }
 
+/** A page of a job's output, as the tool gives it: the page's fields, its content as `text`. */
+const JobPage = Schema.extend(
+  Schema.Struct(ProcessView.Page.fields).pipe(Schema.omit("_tag", "content")),
+  Schema.Struct({ text: Schema.String })
+)
+
+/** Lines of a job's output read by number, as the tool gives them. */
+const JobLines = Schema.extend(
+  Schema.Struct(ProcessView.Lines.fields).pipe(Schema.omit("_tag", "content")),
+  Schema.Struct({ text: Schema.String })
+)
+
 const ProcessResult = Schema.Struct({
   text: Schema.String,
   pid: Schema.optional(Schema.Number),
-  retention: Schema.optional(Schema.Unknown),
-  page: Schema.optional(Schema.Unknown),
-  jobs: Schema.optional(Schema.Unknown)
+  retention: Schema.optional(ProcessView.RetentionRecord),
+  page: Schema.optional(JobPage),
+  lines: Schema.optional(JobLines),
+  jobs: Schema.optional(Schema.Array(Process.JobSummary))
 })
 
 /** `manage_process` with every action: start, poll, wait, write_stdin, signal, list. */
@@ -119,6 +138,9 @@ export const ManageProcess = Tool.make("manage_process", {
     cwd: Schema.optional(Schema.String),
     ...pollFields,
     stdin: Schema.optional(Schema.Boolean).annotations({ description: "for start: keep stdin open for write_stdin" }),
+    keep_whole: Schema.optional(Schema.Boolean).annotations({
+      description: "for start: keep all the output (up to 1 GiB) rather than its first 4 MiB and newest 1 MiB"
+    }),
     data: Schema.optional(Schema.String),
     close: Schema.optional(Schema.Boolean),
     signal: Schema.optional(Schema.String)
@@ -186,7 +208,8 @@ export const WaitForAgents = Tool.make("wait_for_agents", {
     agent_ids: Schema.Array(Schema.String).pipe(Schema.minItems(1)),
     timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 3_600_000)))
   },
-  success: Schema.Struct({ text: Schema.String, result: Schema.Unknown }),
+  // the roster a model reads, and the same facts for programs
+  success: Schema.Struct({ text: Schema.String, result: Agents.WaitResult.pipe(Schema.omit("text")) }),
   failure: ToolFailure,
   failureMode: "return"
 }).annotate(Tool.Readonly, true)
@@ -200,7 +223,7 @@ export const GetAgentResults = Tool.make("get_agent_results", {
     cursor: Schema.optional(Schema.String),
     limit: Schema.optional(Schema.Int)
   },
-  success: Schema.Struct({ text: Schema.String, page: Schema.Unknown }),
+  success: Schema.Struct({ text: Schema.String, page: Agents.ResultPage }),
   failure: ToolFailure,
   failureMode: "return"
 }).annotate(Tool.Readonly, true)

@@ -11,5 +11,7 @@ export * as Tools from "./Tools.js"
 export * as Handlers from "./Handlers.js"
 /** Handlers of the agent tools. */
 export * as AgentHandlers from "./AgentHandlers.js"
+/** Error replies a model reads: bounded, masked, without the host's paths. */
+export * as Replies from "./Replies.js"
 /** An MCP server over a toolkit, through the official SDK. */
 export * as Mcp from "./Mcp.js"

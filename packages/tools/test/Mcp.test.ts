@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -25,7 +26,6 @@ const connect = async (args: ReadonlyArray<string> = [], directory?: string) => 
       PATH: process.env.PATH ?? "",
       HOME: dir,
       SPILLWAY_OUTPUT_DIR: dir,
-      SPILLWAY_SCRATCH_DIR: Path.join(dir, "scratch"),
       SPILLWAY_OWNER: "tester"
     },
     stderr: "pipe"
@@ -265,7 +265,40 @@ describe("spillway mcp --agents", () => {
     const unknown = await call(client, "spawn_agent", { agent: "nobody", task: "x" })
     expect(unknown.isError).toBe(true)
     expect(textOf(unknown)).toContain("the catalog has echo, broken")
+    // ids no agent has: rows that say so, never a failure of the server
+    const odd = await call(client, "wait_for_agents", { agent_ids: ["no such agent", "../x", "ünïcødé", "x".repeat(200)], timeout_ms: 0 })
+    expect(odd.isError).toBeFalsy()
+    expect(odd.structuredContent!.agents.map((r: { status: string }) => r.status)).toEqual(["not_found", "not_found", "not_found", "not_found"])
+    const notFound = await call(client, "get_agent_results", { agent_id: "../x" })
+    expect(notFound.isError).toBe(true)
+    expect(textOf(notFound)).toContain("no agent \"../x\"")
     await client.close()
+
+    // the results are bodies of the server's store: a server started again reads them, and they expire in a day
+    const again = await connect(["--agents", catalog], dir)
+    const kept = await call(again.client, "get_agent_results", { agent_id: ids[1] })
+    expect(kept.structuredContent).toMatchObject({ kind: "error", status: "failed", text: "broken\n[/bin/sh ended with exit code 4]" })
+    expect(Date.parse(kept.structuredContent!.expires_at) - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000)
+    const restored = await call(again.client, "wait_for_agents", { agent_ids: ids, timeout_ms: 0 })
+    expect(restored.structuredContent!.audit.durable_results).toEqual(ids)
+    expect(Fs.existsSync(Path.join(dir, ".agents", "results"))).toBe(false)
+    await again.client.close()
+  }, 30_000)
+
+  it("refuses to start on a catalog that is not one, saying what is wrong", async () => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-agents-"))
+    dirs.push(dir)
+    const catalog = Path.join(dir, "catalog.json")
+    Fs.writeFileSync(catalog, JSON.stringify({ agents: [{ name: "no-command", description: "has none", command: [] }] }))
+    const run = ChildProcess.spawnSync(process.execPath, [bin, "mcp", "--agents", catalog], {
+      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir },
+      input: "",
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("is not an agent catalog")
+    expect(run.stderr).toContain("command")
   }, 30_000)
 })
 

@@ -13,7 +13,7 @@ describe("toolkits", () => {
     Effect.gen(function*() {
       const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-toolkit-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true })))
-      const context = yield* Layer.build(NodeMcp.layerFull({ directory, scratchDirectory: Path.join(directory, "scratch"), caller }))
+      const context = yield* Layer.build(NodeMcp.layerFull({ directory, caller }))
       const toolkit = yield* Effect.provide(Tools.FullToolkit, context)
       const run = yield* toolkit.handle("run_command", { command: "seq 1 3000" })
       expect(run.isFailure).toBe(false)

@@ -49,11 +49,26 @@ export const make = (
     let tailBytes = 0
     let last = -1
     let total = 0
+    // the end of the first line, at least `keep` bytes of it, while the line goes on past the head
+    const firstEnd: Array<Uint8Array> = []
+    let firstEndBytes = 0
+    let firstDone = false
 
     /** Sees every masked byte in order (fresh arrays, never reused): the preview's head and tail, the line count, the salient lines. */
     const onMasked = (chunk: Uint8Array) => {
       if (chunk.length === 0) return
       tracker?.accept(chunk, total, index.newlines() + 1)
+      if (!firstDone) {
+        const br = chunk.indexOf(10)
+        if (br !== -1) firstDone = true
+        const part = br === -1 ? chunk : chunk.subarray(0, br)
+        const end = part.length > keep ? part.subarray(part.length - keep) : part
+        if (end.length > 0) {
+          firstEnd.push(end)
+          firstEndBytes += end.length
+        }
+        while (firstEnd.length > 1 && firstEndBytes - firstEnd[0]!.length >= keep) firstEndBytes -= firstEnd.shift()!.length
+      }
       index.push(chunk)
       total += chunk.length
       if (headBytes < keep) {
@@ -94,6 +109,15 @@ export const make = (
       return { text: Utf8.decodeLossy(bytes.subarray(start)), atLineStart }
     }
 
+    /** The end of a first line longer than the head, from a code point boundary. */
+    const firstLineEnd = () => {
+      if (index.firstLineBytes() <= headBytes || firstEnd.length === 0) return undefined
+      const bytes = concat(firstEnd)
+      let start = Math.max(0, bytes.length - keep)
+      while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
+      return Utf8.decodeLossy(bytes.subarray(start))
+    }
+
     const finish = (exitCode: number) =>
       Effect.gen(function*() {
         yield* writer.end
@@ -128,6 +152,7 @@ export const make = (
           totalLines: lines.lines,
           totalBytes: total,
           firstLineBytes: index.firstLineBytes(),
+          firstLineEnd: firstLineEnd(),
           saved: saved?.id,
           savedInPart: inPart,
           notSaved,

@@ -59,6 +59,42 @@ export const locate = (file: SpillFile, index: LineIndex.LineIndex, n: number): 
     return pos
   })
 
+/** A page of lines as read: its bytes, how many lines they are, and the line cut when one line was too long for the page. @internal */
+export interface LinePage {
+  readonly bytes: Uint8Array
+  readonly lines: number
+  readonly cutLine?: { readonly line: number; readonly shownBytes: number; readonly totalBytes: number }
+}
+
+/**
+ * The lines `first` to `end` (exclusive), at bytes `[start, stop)`, within
+ * `maxBytes`: all of them when they fit, else whole lines up to the limit,
+ * else the start of the first line, cut on a code point and stated.
+ *
+ * @internal
+ */
+export const linePage = (
+  file: SpillFile,
+  index: LineIndex.LineIndex,
+  range: { readonly first: number; readonly end: number; readonly start: number; readonly stop: number },
+  maxBytes: number
+): Effect.Effect<LinePage, SpillIoError> =>
+  Effect.gen(function*() {
+    const { end, first, start, stop } = range
+    if (stop - start <= maxBytes) return { bytes: yield* file.read(start, stop - start), lines: end - first }
+    const bytes = yield* file.read(start, maxBytes)
+    const lastBreak = bytes.lastIndexOf(10)
+    if (lastBreak !== -1) {
+      const page = bytes.subarray(0, lastBreak + 1)
+      let lines = 0
+      for (let at = page.indexOf(10); at !== -1; at = page.indexOf(10, at + 1)) lines++
+      return { bytes: page, lines }
+    }
+    const lineEnd = yield* locate(file, index, first + 1)
+    const part = bytes.subarray(0, Utf8.byteBoundary(bytes, bytes.length))
+    return { bytes: part, lines: 1, cutLine: { line: first, shownBytes: part.length, totalBytes: lineEnd - start } }
+  })
+
 /** Streams `[start, end)` of a file to `emit` in bounded chunks. @internal */
 export const copyRange = <E>(
   file: SpillFile,

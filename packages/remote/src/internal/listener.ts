@@ -134,6 +134,39 @@ type Listen = (
   attach: (connection: Connection, transport: Transport, feed: Feed) => void
 ) => Effect.Effect<void, ListenError, Scope.Scope>
 
+/**
+ * Splits a connection's bytes into newline-ended frames, carrying a partial
+ * one to the next chunk; a frame over `maxFrameBytes` ends the split with
+ * `tooBig` before it is ever held whole.
+ */
+const splitFrames = (c: Connection, chunk: Buffer, maxFrameBytes: number, onLine: (line: Buffer) => void, tooBig: () => void) => {
+  let start = 0
+  for (let nl = chunk.indexOf(10); nl !== -1 && !c.closed; nl = chunk.indexOf(10, start)) {
+    const part = chunk.subarray(start, nl)
+    if (c.length + part.length > maxFrameBytes) return tooBig()
+    const line = c.chunks.length === 0 ? part : Buffer.concat([...c.chunks, part])
+    c.chunks = []
+    c.length = 0
+    onLine(line)
+    start = nl + 1
+  }
+  if (c.closed || start >= chunk.length) return
+  const rest = chunk.subarray(start)
+  if (c.length + rest.length > maxFrameBytes) return tooBig()
+  // a copy, so a large chunk is not kept for a small remainder
+  c.chunks.push(Buffer.from(rest))
+  c.length += rest.length
+}
+
+/** A reply as one line; one that cannot be encoded becomes a defect the client can read. */
+const encodeReply = (response: FromServerEncoded): string => {
+  try {
+    return `${JSON.stringify(response)}\n`
+  } catch {
+    return `${JSON.stringify({ _tag: "Defect", defect: "a reply could not be encoded" })}\n`
+  }
+}
+
 const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
@@ -239,22 +272,7 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
     const onData = (c: Connection, chunk: Buffer) => {
       if (c.closed) return
       armIdle(c)
-      let start = 0
-      for (let nl = chunk.indexOf(10); nl !== -1 && !c.closed; nl = chunk.indexOf(10, start)) {
-        const part = chunk.subarray(start, nl)
-        if (c.length + part.length > limits.maxFrameBytes) return tooBig(c)
-        const line = c.chunks.length === 0 ? part : Buffer.concat([...c.chunks, part])
-        c.chunks = []
-        c.length = 0
-        onLine(c, line)
-        start = nl + 1
-      }
-      if (c.closed || start >= chunk.length) return
-      const rest = chunk.subarray(start)
-      if (c.length + rest.length > limits.maxFrameBytes) return tooBig(c)
-      // a copy, so a large chunk is not kept for a small remainder
-      c.chunks.push(Buffer.from(rest))
-      c.length += rest.length
+      splitFrames(c, chunk, limits.maxFrameBytes, (line) => onLine(c, line), () => tooBig(c))
     }
 
     const attach = (c: Connection, transport: Transport, feed: Feed) => {
@@ -276,15 +294,9 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
             const c = connections.get(clientId)
             if (c === undefined || c.closed || c.transport === undefined) return
             if (response._tag === "Exit") c.inFlight = Math.max(0, c.inFlight - 1)
-            let text: string
-            try {
-              text = `${JSON.stringify(response)}\n`
-            } catch {
-              text = `${JSON.stringify({ _tag: "Defect", defect: "a reply could not be encoded" })}\n`
-            }
             // a client that does not read its replies is not kept waiting for
             if (c.transport.buffered() > 8 * limits.maxFrameBytes) return close(c, CLOSE.policy, "replies are not being read")
-            c.transport.write(text)
+            c.transport.write(encodeReply(response))
             armIdle(c)
           }),
         end: () => Effect.void,

@@ -101,295 +101,348 @@ export interface Patch {
 
 const QUEUE_PARTS = 64
 
+/** Everything a writer knows and keeps as it goes, shared by the steps below. */
+interface State {
+  readonly spec: Spec
+  readonly services: Services
+  /** The writer's own scope, for the store's sink and the writing fiber; its finalizer closes it last. */
+  readonly scope: Scope.CloseableScope
+  readonly stream: Secrets.StreamMasker | undefined
+  readonly lines: LineIndex.Builder
+  readonly codePoints: CodePoints.CodePointCounter
+  readonly queue: Queue.Queue<Uint8Array | null>
+  sourceBytes: number
+  maskedBytes: number
+  keptBytes: number
+  writtenBytes: number
+  lastBytes: Uint8Array
+  /** Kept bytes up to and including the last line break. */
+  lastBreak: number
+  /** The last byte kept. */
+  lastKept: number
+  full: boolean
+  ended: boolean
+  captureError: string | undefined
+  failure: StoreFailed | QuotaExceeded | undefined
+  /** After a failed write nothing more is written: the body must stay one contiguous prefix. */
+  ioFailed: boolean
+  deferred: Array<Uint8Array> | undefined
+  deferredBytes: number
+  sink: BodyFiles.Sink | undefined
+  sinkScope: Scope.CloseableScope | undefined
+  ioFiber: Fiber.RuntimeFiber<void> | undefined
+  inserted: boolean
+  status: string
+  origin: Origin
+  sealed: boolean
+}
+
+const fail = (w: State, e: StoreFailed | QuotaExceeded, note: string) => {
+  w.failure ??= e
+  w.captureError ??= note
+}
+
+/** The manifest as the body stands: "writing" (counts so far) or "complete" (sealed, checkpoints and all). */
+const manifestOf = (w: State, state: Manifest["state"], patch: Patch = {}): Manifest => {
+  const { spec } = w
+  const index = w.lines.result()
+  const cps = state === "complete" ? w.codePoints.end() : { codePoints: w.codePoints.count(), checkpoints: [] as ReadonlyArray<Checkpoint> }
+  const whole = w.captureError === undefined && !w.full && w.keptBytes === w.maskedBytes && w.sourceBytes === w.maskedBytes
+  return {
+    id: spec.name,
+    profile: spec.profile,
+    owner: spec.owner,
+    channel: spec.channel,
+    channelBound: spec.channelBound,
+    tool: spec.tool,
+    status: w.status,
+    state,
+    createdAt: spec.createdAt,
+    expiresAt: patch.noExpiry === true ? null : w.services.expiresAt(patch.anchor ?? spec.createdAt),
+    bytes: state === "complete" ? w.writtenBytes : w.keptBytes,
+    codePoints: cps.codePoints,
+    lines: index.lines,
+    sourceBytes: w.sourceBytes,
+    kept: whole ? "whole" : "head",
+    captureError: w.captureError ?? null,
+    checkpoints: cps.checkpoints,
+    lineIndex: { every: index.every, starts: index.checkpoints },
+    origin: w.origin
+  }
+}
+
+/** Writes queued parts behind the producer, in batches: a flood goes out in large writes, a trickle at once. */
+const drain = (w: State, sink: BodyFiles.Sink) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const parts = [...(yield* Queue.takeBetween(w.queue, 1, QUEUE_PARTS))]
+      const stop = parts.indexOf(null)
+      const batch = (stop === -1 ? parts : parts.slice(0, stop)) as Array<Uint8Array>
+      if (batch.length > 0 && !w.ioFailed) {
+        const bytes = concat(batch)
+        const wrote = yield* Effect.either(sink.write(bytes))
+        if (wrote._tag === "Left") {
+          w.ioFailed = true
+          fail(w, wrote.left, `writing the body failed (${wrote.left.reason}); later output is counted, not kept`)
+        } else {
+          w.writtenBytes += bytes.length
+          const joined = w.lastBytes.length + bytes.length <= 3 ? concat([w.lastBytes, bytes]) : bytes
+          w.lastBytes = Uint8Array.from(joined.subarray(Math.max(0, joined.length - 3)))
+        }
+        w.spec.onWritten?.()
+      }
+      if (stop !== -1) return
+    }
+  })
+
+/** Creates the body in the store (and its manifest, when visible), then writes what was held back. */
+const materialize = (w: State) =>
+  Effect.gen(function*() {
+    const { services, spec } = w
+    if (w.sink !== undefined || w.ioFailed || (w.failure !== undefined && spec.failure === "abandon")) return
+    if (spec.admit !== undefined) {
+      const admitted = yield* Effect.either(spec.admit(spec.name))
+      if (admitted._tag === "Left") {
+        w.ioFailed = true
+        fail(w, new StoreFailed({ operation: `keep ${spec.name}`, reason: admitted.left }), admitted.left)
+        return
+      }
+    }
+    w.sinkScope = yield* Scope.fork(w.scope, ExecutionStrategy.sequential)
+    const created = yield* Effect.either(
+      services.files.create(spec.name, spec.visible ? "while-writing" : "on-commit").pipe(Scope.extend(w.sinkScope))
+    )
+    if (created._tag === "Left") {
+      w.ioFailed = true
+      const e = created.left._tag === "StoreFailed" ? created.left : new StoreFailed({ operation: `create ${spec.name}`, reason: created.left.message })
+      fail(w, e, `the body could not be created (${e.reason})`)
+      return
+    }
+    w.sink = created.right
+    if (spec.visible) {
+      const recorded = yield* Effect.either(services.insert(manifestOf(w, "writing", { noExpiry: true })))
+      if (recorded._tag === "Left") {
+        w.ioFailed = true
+        fail(w, recorded.left, `its manifest could not be recorded (${recorded.left.reason})`)
+        return
+      }
+      w.inserted = true
+    }
+    w.ioFiber = yield* Effect.forkIn(drain(w, w.sink), w.scope)
+    const held = w.deferred ?? []
+    w.deferred = undefined
+    w.deferredBytes = 0
+    for (const part of held) yield* Queue.offer(w.queue, part)
+  })
+
+/** The part of masked output the limit lets in. */
+const withinLimit = (w: State, out: Uint8Array): Uint8Array => {
+  const { spec } = w
+  if (w.full) return out.subarray(0, 0)
+  if (w.keptBytes + out.length <= spec.maxBytes) return out
+  w.full = true
+  const room = out.subarray(0, spec.maxBytes - w.keptBytes)
+  if (spec.cut === "byte") return room
+  if (spec.cut === "code-point") return room.subarray(0, Utf8.byteBoundary(room, room.length))
+  // whole lines up to the limit; a single line longer than the whole limit keeps its start
+  const br = room.lastIndexOf(10)
+  if (br !== -1) return room.subarray(0, br + 1)
+  return w.lastBreak === 0 && w.keptBytes === 0 ? room.subarray(0, Utf8.byteBoundary(room, room.length)) : room.subarray(0, 0)
+}
+
+/** The part of what the limit lets in that the quota has room for, taking more room when it needs it. */
+const withinQuota = (w: State, out: Uint8Array, part: Uint8Array): Uint8Array => {
+  const { reservation, quotaLimit } = w.services
+  const room = reservation.held() - w.keptBytes
+  if (part.length <= room) return part
+  const got = reservation.grow(part.length - room)
+  if (got >= part.length - room) return part
+  fail(
+    w,
+    new QuotaExceeded({ pool: reservation.pool, unit: "bytes", wanted: out.length, available: room + got, limit: quotaLimit }),
+    `the ${quotaLimit}-byte ${reservation.pool} retention quota is used up; later output is counted, not kept`
+  )
+  return part.subarray(0, room + got)
+}
+
+/** Takes masked output: shows it to `onMasked`, keeps what the limit and the quota let in, and queues it for the store. */
+const accept = (w: State, out: Uint8Array): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (out.length === 0) return Effect.void
+    const at = w.maskedBytes
+    w.maskedBytes += out.length
+    w.spec.onMasked?.(out, at)
+    if (w.failure !== undefined || w.captureError !== undefined) return Effect.void
+    const limited = withinLimit(w, out)
+    const part = limited.length === 0 ? limited : withinQuota(w, out, limited)
+    if (part.length === 0) return Effect.void
+    w.keptBytes += part.length
+    w.lines.push(part)
+    w.codePoints.push(part)
+    const br = part.lastIndexOf(10)
+    if (br !== -1) w.lastBreak = w.keptBytes - part.length + br + 1
+    w.lastKept = part[part.length - 1]!
+    if (w.deferred !== undefined) {
+      w.deferred.push(part)
+      w.deferredBytes += part.length
+      return w.deferredBytes <= w.spec.deferBytes ? Effect.void : materialize(w)
+    }
+    return w.sink === undefined ? Effect.void : Queue.offer(w.queue, part)
+  })
+
+/** Waits until everything queued is written. */
+const flush = (w: State) =>
+  Effect.gen(function*() {
+    if (w.ioFiber === undefined) return
+    yield* Queue.offer(w.queue, null)
+    yield* Fiber.join(w.ioFiber)
+    w.ioFiber = undefined
+  })
+
+/** Removes everything: the bytes, the manifest, the room in the quota. */
+const drop = (w: State) =>
+  Effect.gen(function*() {
+    yield* Queue.shutdown(w.queue)
+    if (w.ioFiber !== undefined) yield* Fiber.interrupt(w.ioFiber)
+    if (w.sinkScope !== undefined) yield* Scope.close(w.sinkScope, Exit.void)
+    if (w.inserted) yield* w.services.remove(w.spec.name)
+    yield* w.services.reservation.release
+    w.deferred = undefined
+  })
+
+/** Leaves a visible body as far as it got, its manifest still "writing", for a later `recover`. */
+const keepAsIs = (w: State) =>
+  Effect.gen(function*() {
+    yield* flush(w).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+    if (w.sink !== undefined && !w.ioFailed) yield* Effect.ignore(w.sink.commit)
+    if (w.inserted) yield* Effect.ignore(w.services.update(manifestOf(w, "writing", { noExpiry: true })))
+    w.services.reservation.settle(w.writtenBytes)
+    if (w.sinkScope !== undefined) yield* Scope.close(w.sinkScope, Exit.void)
+  })
+
+const end = (w: State) =>
+  Effect.suspend(() => {
+    w.ended = true
+    return w.stream !== undefined ? accept(w, w.stream.end()) : Effect.void
+  })
+
+/** Writes everything out, publishes the body and records its final manifest. */
+const seal = (w: State, patch: Patch = {}) =>
+  Effect.gen(function*() {
+    const { spec } = w
+    if (!w.ended) yield* end(w)
+    if (w.sink === undefined) yield* materialize(w)
+    yield* flush(w)
+    // a kept prefix is published even after a failed write: it is whole up to where the writes stopped
+    let unpublished = false
+    if (w.sink !== undefined && (spec.failure === "keep-prefix" || (!w.ioFailed && w.failure === undefined))) {
+      const committed = yield* Effect.either(w.sink.commit)
+      if (committed._tag === "Left") {
+        fail(w, committed.left, `publishing the body failed (${committed.left.reason})`)
+        unpublished = true
+      }
+    }
+    // nothing published (a name taken meanwhile, a failed link) is never recorded, whatever the failure mode:
+    // a manifest would describe bytes that are not there, or another body's
+    if (w.failure !== undefined && (spec.failure === "abandon" || w.sink === undefined || unpublished)) {
+      w.sealed = true
+      yield* drop(w)
+      return yield* Effect.fail(w.failure)
+    }
+    w.status = patch.status ?? w.status
+    w.origin = patch.origin ?? w.origin
+    const manifest = manifestOf(w, "complete", patch)
+    const recorded = yield* Effect.either(w.inserted ? w.services.update(manifest) : w.services.insert(manifest))
+    w.sealed = true
+    if (recorded._tag === "Left") {
+      yield* drop(w)
+      return yield* Effect.fail(recorded.left)
+    }
+    w.services.reservation.settle(manifest.bytes)
+    return manifest
+  })
+
 /** @internal */
 export const make = (spec: Spec, services: Services): Effect.Effect<Writer, StoreFailed, Scope.Scope> =>
   Effect.gen(function*() {
-    // The store's sink and the writing fiber live in a scope of the writer's own, which its finalizer
-    // closes last: whatever the scope it is made in closes first, a body is kept or removed on purpose.
-    const scope = yield* Scope.make()
-    const stream = spec.masked ? undefined : services.masker.stream(spec.watch)
-    const lines = LineIndex.builder(spec.lineEvery)
-    const codePoints = CodePoints.counter(spec.checkpointEvery)
-    let sourceBytes = 0
-    let maskedBytes = 0
-    let keptBytes = 0
-    let writtenBytes = 0
-    let lastBytes = new Uint8Array(0)
-    let lastBreak = 0 // kept bytes up to and including the last line break
-    let lastKept = -1 // the last byte kept
-    let full = false
-    let ended = false
-    let captureError: string | undefined
-    let failure: StoreFailed | QuotaExceeded | undefined
-    // after a failed write nothing more is written: the body must stay one contiguous prefix
-    let ioFailed = false
-    let deferred: Array<Uint8Array> | undefined = spec.deferBytes > 0 ? [] : undefined
-    let deferredBytes = 0
-    let sink: BodyFiles.Sink | undefined
-    let sinkScope: Scope.CloseableScope | undefined
-    let inserted = false
-    let status = spec.status
-    let origin = spec.origin
-    let sealed = false
-
-    const queue = yield* Queue.bounded<Uint8Array | null>(QUEUE_PARTS)
-    let ioFiber: Fiber.RuntimeFiber<void> | undefined
-
-    const fail = (e: StoreFailed | QuotaExceeded, note: string) => {
-      failure ??= e
-      captureError ??= note
+    const w: State = {
+      spec,
+      services,
+      // whatever scope the writer is made in closes first, a body is kept or removed on purpose, by the finalizer below
+      scope: yield* Scope.make(),
+      stream: spec.masked ? undefined : services.masker.stream(spec.watch),
+      lines: LineIndex.builder(spec.lineEvery),
+      codePoints: CodePoints.counter(spec.checkpointEvery),
+      queue: yield* Queue.bounded<Uint8Array | null>(QUEUE_PARTS),
+      sourceBytes: 0,
+      maskedBytes: 0,
+      keptBytes: 0,
+      writtenBytes: 0,
+      lastBytes: new Uint8Array(0),
+      lastBreak: 0,
+      lastKept: -1,
+      full: false,
+      ended: false,
+      captureError: undefined,
+      failure: undefined,
+      ioFailed: false,
+      deferred: spec.deferBytes > 0 ? [] : undefined,
+      deferredBytes: 0,
+      sink: undefined,
+      sinkScope: undefined,
+      ioFiber: undefined,
+      inserted: false,
+      status: spec.status,
+      origin: spec.origin,
+      sealed: false
     }
-
-    const manifestOf = (state: Manifest["state"], patch: Patch = {}): Manifest => {
-      const index = lines.result()
-      const cps = state === "complete" ? codePoints.end() : { codePoints: codePoints.count(), checkpoints: [] as ReadonlyArray<Checkpoint> }
-      const anchor = patch.anchor ?? spec.createdAt
-      return {
-        id: spec.name,
-        profile: spec.profile,
-        owner: spec.owner,
-        channel: spec.channel,
-        channelBound: spec.channelBound,
-        tool: spec.tool,
-        status,
-        state,
-        createdAt: spec.createdAt,
-        expiresAt: patch.noExpiry === true ? null : services.expiresAt(anchor),
-        bytes: state === "complete" ? writtenBytes : keptBytes,
-        codePoints: cps.codePoints,
-        lines: index.lines,
-        sourceBytes,
-        kept: captureError === undefined && !full && keptBytes === maskedBytes && sourceBytes === maskedBytes ? "whole" : "head",
-        captureError: captureError ?? null,
-        checkpoints: cps.checkpoints,
-        lineIndex: { every: index.every, starts: index.checkpoints },
-        origin
-      }
-    }
-
-    /** Writes queued parts behind the producer, in batches: a flood goes out in large writes, a trickle at once. */
-    const drain = (s: BodyFiles.Sink) =>
-      Effect.gen(function*() {
-        for (;;) {
-          const parts = [...(yield* Queue.takeBetween(queue, 1, QUEUE_PARTS))]
-          const stop = parts.indexOf(null)
-          const batch = (stop === -1 ? parts : parts.slice(0, stop)) as Array<Uint8Array>
-          if (batch.length > 0 && !ioFailed) {
-            const bytes = concat(batch)
-            const wrote = yield* Effect.either(s.write(bytes))
-            if (wrote._tag === "Left") {
-              ioFailed = true
-              fail(wrote.left, `writing the body failed (${wrote.left.reason}); later output is counted, not kept`)
-            } else {
-              writtenBytes += bytes.length
-              const joined = lastBytes.length + bytes.length <= 3 ? concat([lastBytes, bytes]) : bytes
-              lastBytes = Uint8Array.from(joined.subarray(Math.max(0, joined.length - 3)))
-            }
-            spec.onWritten?.()
-          }
-          if (stop !== -1) return
-        }
-      })
-
-    /** Creates the body in the store (and its manifest, when visible), then writes what was held back. */
-    const materialize = Effect.gen(function*() {
-      if (sink !== undefined || ioFailed || (failure !== undefined && spec.failure === "abandon")) return
-      if (spec.admit !== undefined) {
-        const admitted = yield* Effect.either(spec.admit(spec.name))
-        if (admitted._tag === "Left") {
-          ioFailed = true
-          fail(new StoreFailed({ operation: `keep ${spec.name}`, reason: admitted.left }), admitted.left)
-          return
-        }
-      }
-      sinkScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-      const created = yield* Effect.either(
-        services.files.create(spec.name, spec.visible ? "while-writing" : "on-commit").pipe(Scope.extend(sinkScope))
-      )
-      if (created._tag === "Left") {
-        ioFailed = true
-        const e = created.left._tag === "StoreFailed" ? created.left : new StoreFailed({ operation: `create ${spec.name}`, reason: created.left.message })
-        fail(e, `the body could not be created (${e.reason})`)
-        return
-      }
-      sink = created.right
-      if (spec.visible) {
-        const recorded = yield* Effect.either(services.insert(manifestOf("writing", { noExpiry: true })))
-        if (recorded._tag === "Left") {
-          ioFailed = true
-          fail(recorded.left, `its manifest could not be recorded (${recorded.left.reason})`)
-          return
-        }
-        inserted = true
-      }
-      ioFiber = yield* Effect.forkIn(drain(sink), scope)
-      const held = deferred ?? []
-      deferred = undefined
-      deferredBytes = 0
-      for (const part of held) yield* Queue.offer(queue, part)
-    })
-
-    /** The part of masked output the limit lets in. */
-    const withinLimit = (out: Uint8Array): Uint8Array => {
-      if (full) return out.subarray(0, 0)
-      if (keptBytes + out.length <= spec.maxBytes) return out
-      full = true
-      const room = out.subarray(0, spec.maxBytes - keptBytes)
-      if (spec.cut === "byte") return room
-      if (spec.cut === "code-point") return room.subarray(0, Utf8.byteBoundary(room, room.length))
-      // whole lines up to the limit; a single line longer than the whole limit keeps its start
-      const br = room.lastIndexOf(10)
-      if (br !== -1) return room.subarray(0, br + 1)
-      return lastBreak === 0 && keptBytes === 0 ? room.subarray(0, Utf8.byteBoundary(room, room.length)) : room.subarray(0, 0)
-    }
-
-    const accept = (out: Uint8Array): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (out.length === 0) return Effect.void
-        const at = maskedBytes
-        maskedBytes += out.length
-        spec.onMasked?.(out, at)
-        if (failure !== undefined || captureError !== undefined) return Effect.void
-        let part = withinLimit(out)
-        if (part.length === 0) return Effect.void
-        const room = services.reservation.held() - keptBytes
-        if (part.length > room) {
-          const got = services.reservation.grow(part.length - room)
-          if (got < part.length - room) {
-            part = part.subarray(0, room + got)
-            const pool = services.reservation.pool
-            fail(
-              new QuotaExceeded({ pool, unit: "bytes", wanted: out.length, available: room + got, limit: services.quotaLimit }),
-              `the ${services.quotaLimit}-byte ${pool} retention quota is used up; later output is counted, not kept`
-            )
-          }
-        }
-        if (part.length === 0) return Effect.void
-        keptBytes += part.length
-        lines.push(part)
-        codePoints.push(part)
-        const br = part.lastIndexOf(10)
-        if (br !== -1) lastBreak = keptBytes - part.length + br + 1
-        lastKept = part[part.length - 1]!
-        if (deferred !== undefined) {
-          deferred.push(part)
-          deferredBytes += part.length
-          if (deferredBytes <= spec.deferBytes) return Effect.void
-          return materialize
-        }
-        return sink === undefined ? Effect.void : Queue.offer(queue, part)
-      })
-
-    const write = (raw: Uint8Array): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        sourceBytes += raw.length
-        // past the limit nothing more is kept; masking still runs for whoever watches the masked output
-        if (spec.onMasked === undefined && (full || failure !== undefined) && stream !== undefined && stream.heldBytes() === 0) {
-          maskedBytes += raw.length
-          return Effect.void
-        }
-        return accept(stream !== undefined ? stream.push(raw) : raw)
-      })
-
-    const end = Effect.suspend(() => {
-      ended = true
-      return stream !== undefined ? accept(stream.end()) : Effect.void
-    })
-
-    /** Waits until everything queued is written. */
-    const flush = Effect.gen(function*() {
-      if (ioFiber === undefined) return
-      yield* Queue.offer(queue, null)
-      yield* Fiber.join(ioFiber)
-      ioFiber = undefined
-    })
-
-    const save = (patch: Patch = {}) =>
-      Effect.suspend(() => {
-        if (!inserted || sealed) return Effect.void
-        status = patch.status ?? status
-        origin = patch.origin ?? origin
-        return services.update(manifestOf("writing", { noExpiry: true, ...patch }))
-      })
-
-    const drop = Effect.gen(function*() {
-      yield* Queue.shutdown(queue)
-      if (ioFiber !== undefined) yield* Fiber.interrupt(ioFiber)
-      if (sinkScope !== undefined) yield* Scope.close(sinkScope, Exit.void)
-      if (inserted) yield* services.remove(spec.name)
-      yield* services.reservation.release
-      deferred = undefined
-    })
-
-    const seal = (patch: Patch = {}) =>
-      Effect.gen(function*() {
-        if (!ended) yield* end
-        if (sink === undefined) yield* materialize
-        yield* flush
-        // a kept prefix is published even after a failed write: it is whole up to where the writes stopped
-        if (sink !== undefined && (spec.failure === "keep-prefix" || (!ioFailed && failure === undefined))) {
-          const committed = yield* Effect.either(sink.commit)
-          if (committed._tag === "Left") fail(committed.left, `publishing the body failed (${committed.left.reason})`)
-        }
-        if (failure !== undefined && (spec.failure === "abandon" || sink === undefined)) {
-          sealed = true
-          yield* drop
-          return yield* Effect.fail(failure)
-        }
-        status = patch.status ?? status
-        origin = patch.origin ?? origin
-        const manifest = manifestOf("complete", patch)
-        const recorded = yield* Effect.either(inserted ? services.update(manifest) : services.insert(manifest))
-        if (recorded._tag === "Left") {
-          sealed = true
-          yield* drop
-          return yield* Effect.fail(recorded.left)
-        }
-        sealed = true
-        services.reservation.settle(manifest.bytes)
-        return manifest
-      })
-
-    /** Leaves a visible body as far as it got, its manifest still "writing", for a later `recover`. */
-    const keepAsIs = Effect.gen(function*() {
-      yield* flush.pipe(Effect.timeout("5 seconds"), Effect.ignore)
-      if (sink !== undefined && !ioFailed) yield* Effect.ignore(sink.commit)
-      if (inserted) yield* Effect.ignore(services.update(manifestOf("writing", { noExpiry: true })))
-      services.reservation.settle(writtenBytes)
-      if (sinkScope !== undefined) yield* Scope.close(sinkScope, Exit.void)
-    })
 
     yield* Effect.addFinalizer(() => {
-      const close = Scope.close(scope, Exit.void)
-      if (sealed) return close
-      sealed = true
-      return Effect.zipRight(spec.keepOnClose && sink !== undefined ? keepAsIs : drop, close)
+      const close = Scope.close(w.scope, Exit.void)
+      if (w.sealed) return close
+      w.sealed = true
+      return Effect.zipRight(spec.keepOnClose && w.sink !== undefined ? keepAsIs(w) : drop(w), close)
     })
 
-    if (deferred === undefined) yield* materialize
+    if (w.deferred === undefined) yield* materialize(w)
 
     return {
       name: spec.name,
-      write,
-      end,
+      write: (raw) =>
+        Effect.suspend(() => {
+          w.sourceBytes += raw.length
+          // past the limit nothing more is kept; masking still runs for whoever watches the masked output
+          if (spec.onMasked === undefined && (w.full || w.failure !== undefined) && w.stream !== undefined && w.stream.heldBytes() === 0) {
+            w.maskedBytes += raw.length
+            return Effect.void
+          }
+          return accept(w, w.stream !== undefined ? w.stream.push(raw) : raw)
+        }),
+      end: end(w),
       progress: () => ({
-        sourceBytes,
-        maskedBytes,
-        keptBytes,
-        writtenBytes,
-        lastBytes,
-        lines: keptBytes === 0 ? 0 : lines.newlines() + (lastKept === 10 ? 0 : 1),
-        captureError,
-        full,
-        ended
+        sourceBytes: w.sourceBytes,
+        maskedBytes: w.maskedBytes,
+        keptBytes: w.keptBytes,
+        writtenBytes: w.writtenBytes,
+        lastBytes: w.lastBytes,
+        lines: w.keptBytes === 0 ? 0 : w.lines.newlines() + (w.lastKept === 10 ? 0 : 1),
+        captureError: w.captureError,
+        full: w.full,
+        ended: w.ended
       }),
-      save,
-      seal,
+      save: (patch = {}) =>
+        Effect.suspend(() => {
+          if (!w.inserted || w.sealed) return Effect.void
+          w.status = patch.status ?? w.status
+          w.origin = patch.origin ?? w.origin
+          return services.update(manifestOf(w, "writing", { noExpiry: true, ...patch }))
+        }),
+      seal: (patch) => seal(w, patch),
       discard: Effect.suspend(() => {
-        if (sealed) return Effect.void
-        sealed = true
-        return drop
+        if (w.sealed) return Effect.void
+        w.sealed = true
+        return drop(w)
       }),
-      deferred: () => (deferred === undefined ? undefined : concat(deferred.length === 0 ? [new Uint8Array(0)] : deferred))
+      deferred: () => (w.deferred === undefined ? undefined : concat(w.deferred.length === 0 ? [new Uint8Array(0)] : w.deferred))
     } satisfies Writer
   })

@@ -1,4 +1,5 @@
-import { Deferred, Exit, FiberId, type Scope } from "effect"
+import { Deferred, Effect, Exit, FiberId, type Scope } from "effect"
+import { StoreFailed } from "../../Errors.js"
 import type * as Access from "../../Access.js"
 import type * as Body from "../../Body.js"
 import type * as Child from "../../Child.js"
@@ -6,6 +7,9 @@ import type * as Cursor from "../../Cursor.js"
 import type * as Envelope from "../../Envelope.js"
 import type { Manifest } from "../../Manifests.js"
 import type * as ProcessView from "../../ProcessView.js"
+import type * as Retention from "../../Retention.js"
+import type * as Read from "../read.js"
+import type * as Tail from "./tail.js"
 import * as Utf8 from "../../Utf8.js"
 
 /** The manager's limits, every default filled in. @internal */
@@ -20,6 +24,8 @@ export interface Limits {
   readonly smallStreamBytes: number
   readonly saveEveryMillis: number
   readonly sweepEveryMillis: number
+  /** Bytes of newest output kept past the head, in a rolling window. */
+  readonly tailBytes: number
 }
 
 /**
@@ -43,8 +49,30 @@ export interface Job {
   signal: string | undefined
   /** The live writer, while output may still come. */
   writer: Body.Writer | undefined
+  /** The window of newest output past the head, while the job runs. */
+  window: Tail.TailWindow | undefined
+  /** The window once kept as a body of its own (at the end, or found after a restart). */
+  tail: {
+    readonly body: string
+    readonly fromByte: number
+    readonly fromLine: number
+    readonly lineStart: boolean
+    readonly headNewlines: number
+    readonly bytes: number
+    readonly lines: number
+  } | undefined
+  /** The head's limit: what it keeps of the output at most. */
+  readonly headLimit: number
+  /** Started to keep its whole output, as a saved body in the spill pool. */
+  readonly whole: boolean
   /** What a restored job's manifest records. */
-  recorded: { readonly emitted: number; readonly written: number; readonly captureError: string | undefined; readonly expiresAt: number | null } | undefined
+  recorded: {
+    readonly emitted: number
+    readonly written: number
+    readonly headLines: number
+    readonly captureError: string | undefined
+    readonly expiresAt: number | null
+  } | undefined
   /** The whole masked output while it is small, so its true tail survives a capture error. */
   memory: Array<Uint8Array> | undefined
   /** True once the stream has ended and the masker has let out everything. */
@@ -62,17 +90,28 @@ export interface Job {
 export interface Context {
   readonly limits: Limits
   readonly bodies: Body.Service
+  readonly retention: Retention.Service
+  /** The head's limit of a job started to keep its whole output. */
+  readonly wholeLimitBytes: number
   readonly codec: Cursor.Codec
   readonly ttlMillis: number | null
   readonly spoolKind: "durable" | "temporary"
   readonly budget: Envelope.Budget
   readonly jobs: Map<string, Job>
   readonly byPid: Map<number, string>
+  /** Line indexes built of growing heads, by name and size. */
+  readonly lineIndexes: Read.IndexCache
 }
 
 /** A fresh job record. @internal */
-export const make = (fields: Omit<Job, "changed" | "ended" | "memory" | "settled" | "savedAt" | "writer" | "recorded" | "running" | "scope" | "state" | "exitedAt" | "exitCode" | "signal"> & Partial<Job>): Job => ({
+export const make = (
+  fields:
+    & Omit<Job, "changed" | "ended" | "memory" | "settled" | "savedAt" | "writer" | "window" | "tail" | "recorded" | "running" | "scope" | "state" | "exitedAt" | "exitCode" | "signal">
+    & Partial<Job>
+): Job => ({
   state: "running",
+  window: undefined,
+  tail: undefined,
   exitedAt: undefined,
   exitCode: undefined,
   signal: undefined,
@@ -117,13 +156,13 @@ export const resourceOf = (ctx: Context, job: Job): Access.Resource => ({
 const EMPTY = new Uint8Array(0)
 
 /** The byte accounting of a job, from its writer while it runs, from its manifest once restored. @internal */
-export const accounting = (ctx: Context, job: Job): ProcessView.Accounting => {
+export const accounting = (_ctx: Context, job: Job): ProcessView.Accounting => {
   if (job.writer === undefined && job.recorded !== undefined) {
     const r = job.recorded
     return {
       emitted: r.emitted,
       retained: r.written,
-      captureLimitLoss: Math.max(0, r.emitted - ctx.limits.captureLimitBytes),
+      captureLimitLoss: Math.max(0, r.emitted - job.headLimit),
       captureError: r.captureError
     }
   }
@@ -135,7 +174,7 @@ export const accounting = (ctx: Context, job: Job): ProcessView.Accounting => {
     emitted,
     // the readable prefix: the spool, less a code point more bytes could still complete
     retained: whole ? written : written - Utf8.incompleteSuffix(p?.lastBytes ?? EMPTY),
-    captureLimitLoss: Math.max(0, emitted - ctx.limits.captureLimitBytes),
+    captureLimitLoss: Math.max(0, emitted - job.headLimit),
     captureError: p?.captureError
   }
 }
@@ -144,10 +183,12 @@ export const accounting = (ctx: Context, job: Job): ProcessView.Accounting => {
 export const statusOf = (job: Job): ProcessView.JobStatus => ({ state: job.state, exitCode: job.exitCode, signal: job.signal })
 
 /** The job a restored manifest describes, read-only. @internal */
-export const restored = (m: Manifest): Job | undefined => {
+export const restored = (m: Manifest, headLimit: number): Job | undefined => {
   if (m.origin._tag !== "Job") return undefined
   const o = m.origin
   const job = make({
+    headLimit,
+    whole: m.profile === "spill",
     generation: o.generation,
     pid: o.pid,
     owner: m.owner,
@@ -162,8 +203,87 @@ export const restored = (m: Manifest): Job | undefined => {
     signal: o.signal ?? undefined,
     memory: undefined,
     settled: true,
-    recorded: { emitted: Math.max(m.sourceBytes, m.bytes), written: m.bytes, captureError: m.captureError ?? undefined, expiresAt: m.expiresAt }
+    recorded: {
+      emitted: Math.max(m.sourceBytes, m.bytes),
+      written: m.bytes,
+      headLines: m.lines,
+      captureError: m.captureError ?? undefined,
+      expiresAt: m.expiresAt
+    }
   })
   Deferred.unsafeDone(job.ended, Exit.void)
   return job
+}
+
+/** The window of newest output as views read it: from memory while the job runs, from its own body after. */
+export interface WindowRead {
+  readonly fromByte: number
+  readonly fromLine: number
+  /** Whether `fromByte` starts its line (else the head's limit cut that line, and reads by line start at the next). */
+  readonly lineStart: boolean
+  readonly toByte: number
+  readonly toLine: number
+  /** The window's bytes (at most the configured window). */
+  readonly bytes: Effect.Effect<Uint8Array, StoreFailed>
+}
+
+/**
+ * What can be read of a job's output: the head, and the window of newest
+ * output when the output passed the head's limit, with the dropped middle
+ * between them; undefined while nothing passed the head.
+ */
+export const kept = (
+  ctx: Context,
+  caller: Access.Caller,
+  job: Job
+): { readonly record: ProcessView.Kept; readonly window: WindowRead } | undefined => {
+  const a = accounting(ctx, job)
+  const headLines = job.writer?.progress().lines ?? job.recorded?.headLines ?? 0
+  let window: WindowRead | undefined
+  let totalLines = headLines
+  let headNewlines = headLines
+  const live = job.window?.view()
+  if (live !== undefined && job.window !== undefined) {
+    totalLines = job.window.lines()
+    headNewlines = job.window.headNewlines()
+    window = {
+      fromByte: live.fromByte,
+      fromLine: live.fromLine,
+      lineStart: live.lineStart,
+      toByte: live.fromByte + live.bytes.length,
+      toLine: totalLines,
+      bytes: Effect.succeed(live.bytes)
+    }
+  } else if (job.tail !== undefined) {
+    const t = job.tail
+    totalLines = t.fromLine + t.lines - 1
+    headNewlines = t.headNewlines
+    window = {
+      fromByte: t.fromByte,
+      fromLine: t.fromLine,
+      lineStart: t.lineStart,
+      toByte: t.fromByte + t.bytes,
+      toLine: totalLines,
+      bytes: Effect.scoped(Effect.flatMap(
+        ctx.bodies.open(caller, t.body, { action: "poll", resource: () => resourceOf(ctx, job) }),
+        (r) => r.read(0, r.size)
+      )).pipe(Effect.catchAll((e) => Effect.fail(e._tag === "StoreFailed" ? e : new StoreFailed({ operation: "read the newest output", reason: e.message }))))
+    }
+  }
+  if (window === undefined) return undefined
+  const head = { from_byte: 0, to_byte: a.retained, from_line: 1, to_line: headLines }
+  const tail = { from_byte: window.fromByte, to_byte: window.toByte, from_line: window.fromLine, to_line: window.toLine }
+  // a line the head's limit cut, or the window's start, counts in the dropped range too
+  const gap = window.fromByte > a.retained
+    ? {
+      from_byte: a.retained,
+      to_byte: window.fromByte,
+      from_line: headNewlines === headLines ? headLines + 1 : headLines,
+      to_line: window.lineStart ? window.fromLine - 1 : window.fromLine
+    }
+    : undefined
+  return {
+    record: { ranges: [head, tail], ...(gap !== undefined ? { dropped: gap } : {}), total_lines: totalLines },
+    window
+  }
 }

@@ -7,6 +7,7 @@ import type { Origin } from "../../Manifests.js"
 import type * as Secrets from "../../Secrets.js"
 import { randomId } from "../bytes.js"
 import { type Context, type Job, make as makeJob, notify } from "./job.js"
+import * as Tail from "./tail.js"
 
 /** What a job is started with. @internal */
 export interface StartRequest {
@@ -16,6 +17,12 @@ export interface StartRequest {
   readonly cwd?: string | undefined
   readonly env?: Readonly<Record<string, string>> | undefined
   readonly stdin?: "pipe" | "closed" | undefined
+  /**
+   * "whole" keeps all the job's output in its body (up to the spill profile's
+   * per-file limit, in the spill pool), so `readSpill` and `grepSpill` reach
+   * every line; by default the head and a window of the newest output.
+   */
+  readonly keep?: "head-and-tail" | "whole" | undefined
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -77,7 +84,11 @@ export const start = (
       { killGraceMillis: ctx.limits.killGraceMillis, drainGraceMillis: ctx.limits.drainGraceMillis }
     ).pipe(Scope.extend(jobScope), Effect.catchAll((e) => fail(new Child.SpawnFailed({ command: shown, reason: e.reason }))))
     const now = yield* Clock.currentTimeMillis
+    const whole = request.keep === "whole"
+    const headLimit = whole ? ctx.wholeLimitBytes : ctx.limits.captureLimitBytes
     const job = makeJob({
+      headLimit,
+      whole,
       generation,
       pid: running.pid,
       owner: caller.owner,
@@ -89,8 +100,17 @@ export const start = (
       running,
       scope: jobScope
     })
+    if (!whole && ctx.limits.tailBytes > 0) {
+      // the window's room comes from the pool the spool's does, asked for as the window fills
+      const room = yield* ctx.retention.reserve("spool", 0, { entry: false }).pipe(Effect.orElseSucceed(() => undefined))
+      const free = () => {
+        const u = ctx.retention.usage("spool")
+        return u.limit - u.used - u.reserved
+      }
+      job.window = Tail.make(headLimit, ctx.limits.tailBytes, room, free)
+    }
     const writer: Body.Writer = yield* ctx.bodies.create({
-      profile: "spool",
+      profile: whole ? "spill" : "spool",
       name: job.body,
       owner: caller.owner,
       channel: caller.channel,
@@ -99,13 +119,14 @@ export const start = (
       status: "running",
       origin: originOf(job),
       createdAt: now,
-      maxBytes: ctx.limits.captureLimitBytes,
+      maxBytes: headLimit,
       cut: "byte",
       visible: true,
       onFailure: "keep-prefix",
       keepOnClose: true,
       onWritten: () => notify(job),
       onMasked: (bytes, at) => {
+        job.window?.push(bytes, at)
         if (job.memory === undefined) return
         if (at + bytes.length <= ctx.limits.smallStreamBytes) job.memory.push(bytes)
         else job.memory = undefined
@@ -119,9 +140,9 @@ export const start = (
     ctx.byPid.set(job.pid, generation)
     yield* Deferred.succeed(ready, job)
     yield* Effect.forkIn(
-      finish(job).pipe(
-        // a manager that shuts down first records what it knows; the exit stays unobserved
-        Effect.onInterrupt(() => save(job)),
+      finish(ctx, job).pipe(
+        // a manager that shuts down first records what it knows, the newest output with it; the exit stays unobserved
+        Effect.onInterrupt(() => Effect.zipRight(save(job), keepWindow(ctx, job))),
         Effect.ensuring(Scope.close(jobScope, Exit.void))
       ),
       scope
@@ -131,7 +152,7 @@ export const start = (
   })
 
 /** Waits for the exit, seals the spool with how the job ended, and wakes every waiter. @internal */
-const finish = (job: Job) =>
+const finish = (ctx: Context, job: Job) =>
   Effect.gen(function*() {
     const status = yield* job.running!.exit
     const now = yield* Clock.currentTimeMillis
@@ -145,10 +166,57 @@ const finish = (job: Job) =>
       anchor: now
     }))
     if (sealed._tag === "Left") yield* Effect.logWarning(`process job ${job.pid}: its record was not sealed: ${sealed.left.message}`)
+    yield* keepWindow(ctx, job)
     // the job counts as ended only once every byte is in the spool, so a view of an ended job is whole
     job.settled = true
     job.state = "exited"
     job.running = undefined
     notify(job)
     Deferred.unsafeDone(job.ended, Exit.void)
+  })
+
+/**
+ * Keeps the window of newest output as a body of its own once the job has
+ * ended (or its manager stops): only when the output passed the head, and
+ * only from a line start, so the dropped middle is stated exactly.
+ */
+const keepWindow = (ctx: Context, job: Job) =>
+  Effect.gen(function*() {
+    const window = job.window
+    const view = window?.view()
+    if (window === undefined || view === undefined || job.tail !== undefined) return
+    const lines = window.lines() - view.fromLine + 1
+    const headNewlines = window.headNewlines()
+    // the window's room goes back to the pool, then the body reserves its own
+    window.release()
+    const kept = yield* Effect.scoped(Effect.gen(function*() {
+      const w = yield* ctx.bodies.create({
+        profile: "spool",
+        name: job.body.replace(/\.log$/, ".tail.log"),
+        owner: job.owner,
+        channel: job.channel,
+        channelBound: true,
+        tool: "manage_process",
+        status: "newest output",
+        origin: { _tag: "JobTail", of: job.body, fromByte: view.fromByte, fromLine: view.fromLine, lineStart: view.lineStart, headNewlines },
+        alreadyMasked: true,
+        reserve: view.bytes.length
+      })
+      yield* w.write(view.bytes)
+      return yield* w.seal({ anchor: job.exitedAt ?? job.startedAt })
+    })).pipe(Effect.either)
+    if (kept._tag === "Left") {
+      yield* Effect.logWarning(`process job ${job.pid}: its newest output was not kept: ${kept.left.message}`)
+      return
+    }
+    job.tail = {
+      body: kept.right.id,
+      fromByte: view.fromByte,
+      fromLine: view.fromLine,
+      lineStart: view.lineStart,
+      headNewlines,
+      bytes: kept.right.bytes,
+      lines
+    }
+    job.window = undefined
   })

@@ -4,7 +4,8 @@ import { InvalidRequest, type StoreFailed } from "../../Errors.js"
 import * as ProcessView from "../../ProcessView.js"
 import * as Utf8 from "../../Utf8.js"
 import { concat } from "../bytes.js"
-import { accounting, type Context, expiresAt, type Job, resourceOf, statusOf } from "./job.js"
+import * as Read from "../read.js"
+import { accounting, type Context, expiresAt, type Job, kept, resourceOf, statusOf } from "./job.js"
 
 /** The smallest page a poll may ask for: room for any one code point. @internal */
 export const MIN_PAGE_BYTES = 4
@@ -38,11 +39,18 @@ export const nextHint = (job: Job) =>
 export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action: Access.Action, wait?: ProcessView.WaitOutcome) =>
   Effect.gen(function*() {
     const a = accounting(ctx, job)
-    const clipped = a.emitted > ctx.limits.captureLimitBytes || a.captureError !== undefined
+    const clipped = a.emitted > job.headLimit || a.captureError !== undefined
+    const k = kept(ctx, caller, job)
+    const newest = ctx.limits.budgetChars * 4 + 4
     let tail: ProcessView.StatusInput["tail"]
     if (!clipped) {
-      const window = Math.min(a.retained, ctx.limits.budgetChars * 4 + 4)
+      const window = Math.min(a.retained, newest)
       tail = { bytes: yield* readOutput(ctx, caller, job, a.retained - window, window, action), start: a.retained - window }
+    } else if (k !== undefined && a.captureError === undefined) {
+      // past the head, the window of newest output: masked by the same stream, so its secret context is verified
+      const bytes = yield* k.window.bytes
+      const from = Math.max(0, bytes.length - newest)
+      tail = { bytes: bytes.subarray(from), start: k.window.fromByte + from, lineStart: from === 0 && k.window.lineStart }
     } else if (job.settled && job.memory !== undefined && (job.writer?.progress().maskedBytes ?? -1) === a.emitted) {
       // a complete small stream: its true tail is in memory, in emitted coordinates
       tail = { bytes: concat(job.memory.length === 0 ? [new Uint8Array(0)] : job.memory), start: 0 }
@@ -58,37 +66,158 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       cursor: ctx.codec.encode(String(job.pid), 0, job.generation),
       next: nextHint(job),
       tail,
+      kept: k?.record,
+      filename: job.whole ? job.body : undefined,
       maxLines: ctx.limits.statusLines,
       budget: ctx.budget
     })
   })
 
-/** The page of a job's output from a byte offset. @internal */
+/** The ranges a job's output can be read in, for an error that names them. */
+const rangesText = (ranges: ReadonlyArray<ProcessView.Range>, unit: "byte" | "line") =>
+  ranges.map((r) => (unit === "byte" ? `bytes ${r.from_byte}-${r.to_byte}` : `lines ${r.from_line}-${r.to_line}`)).join(" and ")
+
+/** The page of a job's output from a byte offset: in the head, or in the window of newest output past it. @internal */
 export const pageAt = (ctx: Context, caller: Access.Caller, job: Job, offset: number, limit: number) =>
   Effect.gen(function*() {
     const a = accounting(ctx, job)
+    const k = kept(ctx, caller, job)
+    const page = (bytes: Uint8Array, before: number, segment?: ProcessView.PageInput["segment"]) =>
+      Effect.gen(function*() {
+        if (!Utf8.isByteBoundary(bytes, before)) {
+          const at = offset - before + Utf8.byteBoundary(bytes, before)
+          return yield* new InvalidRequest({ argument: "offset", reason: `offset ${offset} falls inside a multi-byte character; start at ${at} instead` })
+        }
+        return yield* ProcessView.page({
+          pid: job.pid,
+          status: statusOf(job),
+          accounting: a,
+          offset,
+          bytes: bytes.subarray(before),
+          limit,
+          cursorAt: (n) => ctx.codec.encode(String(job.pid), n, job.generation),
+          budget: ctx.budget,
+          segment
+        })
+      })
+    if (k !== undefined && offset >= k.window.fromByte && offset <= k.window.toByte) {
+      const all = yield* k.window.bytes
+      const at = offset - k.window.fromByte
+      const before = Math.min(3, at)
+      return yield* page(all.subarray(at - before, at + limit + 3), before, { end: k.window.toByte })
+    }
     if (offset > a.retained) {
       return yield* new InvalidRequest({
         argument: "offset",
-        reason: `offset ${offset} is past the ${a.retained} retained bytes of job ${job.pid}; poll with offset 0 for its status`
+        reason: k !== undefined
+          ? `offset ${offset} is not kept: job ${job.pid} keeps ${rangesText(k.record.ranges, "byte")} of its output; poll with offset 0 for its status`
+          : `offset ${offset} is past the ${a.retained} retained bytes of job ${job.pid}; poll with offset 0 for its status`
       })
     }
     const before = Math.min(3, offset)
     const bytes = yield* readOutput(ctx, caller, job, offset - before, before + Math.min(limit + 3, a.retained - offset), "poll")
-    if (!Utf8.isByteBoundary(bytes, before)) {
-      const at = offset - before + Utf8.byteBoundary(bytes, before)
-      return yield* new InvalidRequest({ argument: "offset", reason: `offset ${offset} falls inside a multi-byte character; start at ${at} instead` })
-    }
-    return yield* ProcessView.page({
-      pid: job.pid,
-      status: statusOf(job),
-      accounting: a,
-      offset,
-      bytes: bytes.subarray(before),
-      limit,
-      cursorAt: (n) => ctx.codec.encode(String(job.pid), n, job.generation),
-      budget: ctx.budget
+    const dropped = k?.record.dropped
+    return yield* page(bytes, before, k === undefined ? undefined : {
+      end: a.retained,
+      then: {
+        offset: k.window.fromByte,
+        note: dropped !== undefined
+          ? `bytes ${dropped.from_byte}-${dropped.to_byte} (lines ${dropped.from_line}-${dropped.to_line}) were not kept; the newest output goes on from byte ${k.window.fromByte} (line ${k.window.fromLine})`
+          : `the newest output goes on from byte ${k.window.fromByte} (line ${k.window.fromLine})`
+      }
     })
+  })
+
+/** Offsets of the line starts in `bytes` from `line` (1-based, the line starting at 0), up to `count` lines and `maxBytes`. */
+const takeLines = (bytes: Uint8Array, count: number, maxBytes: number) => {
+  let end = 0
+  let lines = 0
+  while (lines < count && end < bytes.length) {
+    const nl = bytes.indexOf(10, end)
+    const next = nl === -1 ? bytes.length : nl + 1
+    if (next > maxBytes && lines > 0) break
+    end = next
+    lines++
+  }
+  return { end, lines }
+}
+
+/** Where line `n` starts in `bytes`, whose first line is `first`; -1 past its end. */
+const lineStart = (bytes: Uint8Array, first: number, n: number): number => {
+  let at = 0
+  for (let line = first; line < n; line++) {
+    const nl = bytes.indexOf(10, at)
+    if (nl === -1 || nl + 1 >= bytes.length) return -1
+    at = nl + 1
+  }
+  return at
+}
+
+/** Lines of a job's output by number, as `read_spill` reads a saved body: from the head, or from the window of newest output. @internal */
+export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: number, count: number) =>
+  Effect.gen(function*() {
+    if (!Number.isSafeInteger(first) || first < 1) return yield* new InvalidRequest({ argument: "line", reason: `must be a line number, 1 or more; got ${first}` })
+    if (!Number.isSafeInteger(count) || count < 1) return yield* new InvalidRequest({ argument: "lines", reason: `must be 1 or more; got ${count}` })
+    const a = accounting(ctx, job)
+    const k = kept(ctx, caller, job)
+    const headLines = k?.record.ranges[0]!.to_line ?? job.writer?.progress().lines ?? job.recorded?.headLines ?? 0
+    const totalLines = k?.record.total_lines ?? headLines
+    const maxBytes = ctx.limits.maxPageBytes
+    let bytes: Uint8Array
+    let start: number
+    let limitLine: number
+    // reads by line in the window start at its first whole line: a line the head's limit cut is read from the head
+    const windowFirst = k === undefined ? undefined : k.window.lineStart ? k.window.fromLine : k.window.fromLine + 1
+    if (k !== undefined && windowFirst !== undefined && first > headLines && first >= windowFirst && first <= k.window.toLine) {
+      const all = yield* k.window.bytes
+      bytes = all.subarray(k.window.lineStart ? 0 : all.indexOf(10) + 1)
+      start = lineStart(bytes, windowFirst, first)
+      limitLine = k.window.toLine
+    } else if (first <= headLines) {
+      // the head's lines, found through its line index (built by one read of the head while it still grows)
+      const range = yield* Effect.scoped(Effect.gen(function*() {
+        const body = yield* ctx.bodies.open(caller, job.body, { action: "poll", resource: () => resourceOf(ctx, job) })
+        const file: Read.SpillFile = { filename: job.body, size: Math.min(body.size, a.retained), read: body.read, index: body.lineIndex }
+        const index = yield* Read.indexOf(file, ctx.lineIndexes)
+        const from = yield* Read.locate(file, index, first)
+        const to = yield* Read.locate(file, index, Math.min(first + count, index.lines + 1))
+        return { read: yield* body.read(from, Math.min(to - from, maxBytes + 4)) }
+      }))
+      bytes = range.read
+      start = 0
+      limitLine = headLines
+    } else {
+      const kept = k !== undefined ? rangesText(k.record.ranges, "line") : `lines 1-${headLines}`
+      return yield* new InvalidRequest({
+        argument: "line",
+        reason: k?.record.dropped !== undefined && first >= k.record.dropped.from_line && first <= k.record.dropped.to_line
+          ? `line ${first} was in the middle of the output, which was not kept; job ${job.pid} keeps ${kept}`
+          : `line ${first} is past the end: job ${job.pid} has ${totalLines} lines (it keeps ${kept})`
+      })
+    }
+    if (start === -1) return yield* new InvalidRequest({ argument: "line", reason: `line ${first} is past the end of job ${job.pid}'s kept output` })
+    const rest = bytes.subarray(start)
+    const taken = takeLines(rest, Math.min(count, limitLine - first + 1), maxBytes)
+    const cut = taken.end > maxBytes
+    const shown = cut ? rest.subarray(0, Utf8.byteBoundary(rest, maxBytes)) : rest.subarray(0, taken.end)
+    const next = first + taken.lines
+    const more = next <= totalLines && (next <= limitLine || (k !== undefined && limitLine === headLines))
+    const jumpTo = next > limitLine && windowFirst !== undefined ? windowFirst : next
+    const nextLine = more && jumpTo <= totalLines ? jumpTo : undefined
+    return {
+      _tag: "Lines" as const,
+      pid: job.pid,
+      status: job.state,
+      first_line: first,
+      lines: taken.lines,
+      content: Utf8.decodeLossy(shown),
+      total_lines: totalLines,
+      ...(nextLine !== undefined ? { next_line: nextLine } : {}),
+      ...(cut ? { cut: true } : {}),
+      ...(nextLine !== undefined && nextLine > next
+        ? { note: `lines ${next}-${nextLine - 1} were not kept (in whole); the newest output goes on from line ${nextLine}` }
+        : {})
+    } satisfies ProcessView.Lines
   })
 
 /** A poll's byte offset: 0, blank, null or absent mean the status view. @internal */

@@ -1,10 +1,11 @@
 import { Clock, Deferred, Duration, Effect, Either } from "effect"
 import type * as Access from "../../Access.js"
-import { InvalidRequest } from "../../Errors.js"
+import type * as Body from "../../Body.js"
+import { InvalidRequest, type StoreFailed } from "../../Errors.js"
 import * as Grep from "../../Grep.js"
 import type * as ProcessView from "../../ProcessView.js"
 import * as Utf8 from "../../Utf8.js"
-import { accounting, type Context, type Job } from "./job.js"
+import { accounting, type Context, type Job, kept } from "./job.js"
 import { readOutput } from "./views.js"
 
 /** Bytes of a spool a wait pattern scans at once. */
@@ -13,25 +14,31 @@ const SCAN_BLOCK = 1024 * 1024
 /** Time a wait pattern's search gets even when the wait's timeout is shorter. */
 const MIN_SCAN_MILLIS = 100
 
+/** Where a wait's scan has got to: a line start, and its 1-based line number. */
+interface ScanState {
+  from: number
+  line: number
+}
+
 /**
  * The first line at or after `state.from` (a line start) that matches, up to
- * the readable end, scanned on the pattern engine; "stopped" when the deadline
- * came first. @internal
+ * `end`, scanned on the pattern engine; "stopped" when the deadline came
+ * first. `final` says the range ends with its last byte, so its last line is
+ * whole even without a break.
  */
-const scan = (
-  ctx: Context,
-  caller: Access.Caller,
-  job: Job,
+const scanRange = (
+  read: (from: number, length: number) => Effect.Effect<Uint8Array, Body.OpenError | StoreFailed>,
+  end: number,
+  final: boolean,
   matcher: Grep.Matcher,
   patterns: Grep.PatternEngine["Type"],
-  state: { from: number; line: number },
+  state: ScanState,
   deadline: number
 ) =>
   Effect.gen(function*() {
-    const end = accounting(ctx, job).retained
     while (state.from < end) {
-      const bytes = yield* readOutput(ctx, caller, job, state.from, Math.min(SCAN_BLOCK, end - state.from), "wait")
-      const whole = state.from + bytes.length === end && job.settled
+      const bytes = yield* read(state.from, Math.min(SCAN_BLOCK, end - state.from))
+      const whole = state.from + bytes.length === end && final
       // whole lines; at the end of the output its last line too; a line longer than a block is tested on its start
       let cut = whole ? bytes.length : bytes.lastIndexOf(10) + 1
       if (cut === 0 && bytes.length === SCAN_BLOCK) cut = bytes.length
@@ -49,6 +56,41 @@ const scan = (
       state.from += cut
     }
     return undefined
+  })
+
+/**
+ * The first matching line from where the scan got to: in the head, then,
+ * once the output has passed the head, in the window of its newest output
+ * (lines that rolled out of the window before the scan reached them are not
+ * seen). @internal
+ */
+const scan = (
+  ctx: Context,
+  caller: Access.Caller,
+  job: Job,
+  matcher: Grep.Matcher,
+  patterns: Grep.PatternEngine["Type"],
+  state: ScanState,
+  deadline: number
+) =>
+  Effect.gen(function*() {
+    const k = kept(ctx, caller, job)
+    const end = accounting(ctx, job).retained
+    // past the head, the head will not grow: its last line is whole as it is
+    const read = (from: number, length: number) => readOutput(ctx, caller, job, from, length, "wait")
+    const inHead = yield* scanRange(read, end, job.settled || k !== undefined, matcher, patterns, state, deadline)
+    if (inHead !== undefined || k === undefined || state.from < end) return inHead
+    const w = k.window
+    const bytes = yield* w.bytes
+    if (state.from < w.fromByte) {
+      // on from the window's first whole line
+      const skip = w.lineStart ? 0 : bytes.indexOf(10) + 1
+      if (!w.lineStart && skip === 0) return undefined
+      state.from = w.fromByte + skip
+      state.line = w.lineStart ? w.fromLine : w.fromLine + 1
+    }
+    const fromWindow = (from: number, length: number) => Effect.succeed(bytes.subarray(from - w.fromByte, from - w.fromByte + length))
+    return yield* scanRange(fromWindow, w.fromByte + bytes.length, job.settled, matcher, patterns, state, deadline)
   })
 
 /**

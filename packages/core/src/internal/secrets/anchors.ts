@@ -1,8 +1,14 @@
 // Finds every position where one of a set of literal anchors occurs, in one
-// pass over the bytes. Each anchor is keyed by its rarest two-byte pair (a
-// guess from letter frequencies), and the pass reads four bytes at a time
-// and looks the four pairs they start up in one table; only positions whose
-// pair is a key are compared with the anchors keyed by it.
+// pass over the bytes. An anchor is keyed by two adjacent three-byte windows
+// of it (its rarest such pair, a guess from letter frequencies); since one
+// of the two starts at an even offset from wherever the anchor sits, the
+// pass only looks at every other position. It reads four bytes at a time,
+// tests the two windows that start in them against a table of hashed
+// windows small enough to stay in cache, and compares the anchors keyed by a
+// window that is set. A three-byte anchor has one window, so it is also keyed
+// by its last two bytes; a two-byte anchor is keyed by itself at the even
+// positions, and by every pair that ends with its first byte at the odd ones
+// (cheap for the UTF-8 lead bytes of non-ASCII literals, rare in output).
 
 /** A literal to find; `ignoreCase` compares ASCII letters without case. */
 export interface AnchorSpec {
@@ -52,56 +58,167 @@ const commonPairs = new Set(
 // suggest: `ok` on every passing test line, `ck` in check, stack, lock, pack.
 const outputPairs = new Set(["ok", "ck"])
 
+const isDigit = (code: number): boolean => code >= 48 && code <= 57
+const isWordByte = (code: number): boolean => isDigit(code) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
+// punctuation that joins the words of identifiers, paths and key=value pairs
+const joiners = new Set([95, 61, 46, 45, 47, 58])
+
 const pairScore = (first: number, second: number): number => {
   const pair = String.fromCharCode(first, second).toLowerCase()
   if (outputPairs.has(pair)) return frequency(first) * frequency(second) * 1000
-  // a space next to almost anything is common in output, whatever the letter
-  const common = first === 32 || second === 32 || commonPairs.has(String.fromCharCode(first, second).toLowerCase())
-  return frequency(first) * frequency(second) * (common ? 50 : 1)
+  // a space next to almost anything is common in output, whatever the letter; so are digits together,
+  // and a letter or digit next to `_ = . - / :` (identifiers, paths, logfmt)
+  const common = first === 32 || second === 32 || commonPairs.has(pair) || (isDigit(first) && isDigit(second))
+  const joined = (isWordByte(first) && joiners.has(second)) || (joiners.has(first) && isWordByte(second))
+  return frequency(first) * frequency(second) * (common ? 50 : joined ? 20 : 1)
 }
 
 const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
 
+// Three-byte windows common in English, code and log output: an anchor is
+// better found by any other window of it, and by one whose hash differs
+// from theirs (the table of windows is hashed to 16 bits).
+const commonWindows = (
+  "the and ing ion tio ent ati for her ter hat tha ere ate his con res ver all ons nce men ith ted ers pro thi wit " +
+  "are ess not ive was ect rea com eve per int est sta cti ica ist ear ain one our iti rat ell ant sti tur ons ers " +
+  "api use tes met pat ath ata req que ues tat atu tus err rro ror ime tim get set ost htt ttp tps :// www org net " +
+  "jso son nfi fig log lev vel inf nfo war arn deb bug dur ura byt yte src pac ack kag age ges fil ile nod ode mod " +
+  "odu dul ule cac ach che hin ok. ms) ed. ock ild bui uil lin ine nes ase tra ran ans str tri rin ype typ val alu lue " +
+  "arg rgs ret urn tur def fun unc nct ctio cla las ass imp mpo por ort exp xpo sel elf thi his new ull nul und ndef " +
+  "ser erv rve ver cli lie ien sch hem ema key ken tok oke pas sec ecr cre red cod ode dat ate upd pda ile sys yst " +
+  "pro roc oce ces sse han and ndl dle mes ess ssa sag tex ext cal all pla lat rm ar ap ip ep at= us= id="
+).split(" ").filter((w) => w.length === 3)
+
+/** A 16-bit hash of a three-byte window given as a 24-bit number. */
+const hashWindow = (window: number): number => Math.imul(window, 0x9e3779b1) >>> 16
+
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
-/** Builds a scan for the given anchors; anchors shorter than two bytes are not supported and are never found. */
+/** A table from 16-bit keys to lists of (anchor, offset). */
+interface Keyed {
+  readonly flags: Uint8Array
+  readonly table: Uint16Array | Uint32Array
+  readonly groups: ReadonlyArray<Int32Array>
+}
+
+const keyed = (entries: Map<number, Array<number>>): Keyed => {
+  const table = entries.size < 65535 ? new Uint16Array(65536) : new Uint32Array(65536)
+  const flags = new Uint8Array(65536)
+  const groups: Array<Int32Array> = []
+  for (const [key, list] of entries) {
+    groups.push(Int32Array.from(list))
+    table[key] = groups.length
+    flags[key] = 1
+  }
+  return { flags, table, groups }
+}
+
+/**
+ * Writes to `into` the index of every word whose two windows (the one it
+ * starts and the one starting two bytes in) or two pairs are set; returns how
+ * many. A function of its own, so the engine optimizes this loop alone.
+ */
+const collect = (words: Uint32Array, windowFlags: Uint8Array, pairFlags: Uint8Array, into: Int32Array): number => {
+  const count = words.length
+  let found = 0
+  for (let k = 0; k + 1 < count; k++) {
+    const word = words[k]
+    const next = words[k + 1]
+    const set =
+      windowFlags[Math.imul(word & 0xffffff, 0x9e3779b1) >>> 16] |
+      windowFlags[Math.imul((word >>> 16) | ((next & 0xff) << 16), 0x9e3779b1) >>> 16] |
+      pairFlags[word & 0xffff] |
+      pairFlags[word >>> 16]
+    if (set !== 0) into[found++] = k
+  }
+  return found
+}
+
+const add = (entries: Map<number, Array<number>>, key: number, anchor: number, offset: number): void => {
+  const list = entries.get(key) ?? []
+  list.push(anchor, offset)
+  entries.set(key, list)
+}
+
 export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
   const patterns: Array<Uint8Array> = []
   const folded: Array<boolean> = []
+  const byWindow = new Map<number, Array<number>>()
   const byPair = new Map<number, Array<number>>()
+  const byShort = new Map<number, Array<number>>()
+  const firstFlags = new Uint8Array(256)
 
-  specs.forEach((spec, index) => {
+  const variantsOf = (spec: AnchorSpec, code: number): Array<number> => (spec.ignoreCase && isLetter(code) ? [code, code ^ 0x20] : [code])
+  const windowValue = (a: number, b: number, c: number) => a | (b << 8) | (c << 16)
+  const common = new Set<number>()
+  const hot = new Set<number>()
+  for (const word of commonWindows) {
+    for (const text of [word, word.toUpperCase(), word[0].toUpperCase() + word.slice(1)]) {
+      const value = windowValue(text.charCodeAt(0), text.charCodeAt(1), text.charCodeAt(2))
+      common.add(value)
+      hot.add(hashWindow(value))
+    }
+  }
+  const windowScore = (bytes: Uint8Array, offset: number): number => {
+    const value = windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2])
+    const base = (pairScore(bytes[offset], bytes[offset + 1]) * pairScore(bytes[offset + 1], bytes[offset + 2])) / frequency(bytes[offset + 1])
+    return base * (common.has(value) ? 1000 : hot.has(hashWindow(value)) ? 300 : 1)
+  }
+
+  specs.forEach((spec, anchor) => {
     const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
     const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
     patterns.push(bytes)
     folded.push(spec.ignoreCase)
-    if (bytes.length < 2) return
-    let best = 0
-    let bestScore = Infinity
-    for (let offset = 0; offset + 1 < bytes.length; offset++) {
-      const score = pairScore(bytes[offset], bytes[offset + 1])
-      if (score < bestScore) {
-        bestScore = score
-        best = offset
+    const length = bytes.length
+    if (length < 2) return
+    const pairAt = (offset: number, into: Map<number, Array<number>>) => {
+      for (const first of variantsOf(spec, bytes[offset])) {
+        for (const second of variantsOf(spec, bytes[offset + 1])) add(into, first | (second << 8), anchor, offset)
       }
     }
-    const variants = (code: number) => (spec.ignoreCase && isLetter(code) ? [code, code ^ 0x20] : [code])
-    for (const first of variants(bytes[best])) {
-      for (const second of variants(bytes[best + 1])) {
-        const key = first | (second << 8)
-        const list = byPair.get(key) ?? []
-        list.push(index, best)
-        byPair.set(key, list)
+    const windowAt = (offset: number) => {
+      for (const a of variantsOf(spec, bytes[offset])) {
+        for (const b of variantsOf(spec, bytes[offset + 1])) {
+          for (const c of variantsOf(spec, bytes[offset + 2])) add(byWindow, hashWindow(a | (b << 8) | (c << 16)), anchor, offset)
+        }
       }
+    }
+    if (length === 2) {
+      pairAt(0, byShort)
+      for (const first of variantsOf(spec, bytes[0])) firstFlags[first] = 1
+    } else if (length === 3) {
+      windowAt(0)
+      pairAt(1, byPair)
+    } else {
+      let best = 0
+      let bestScore = Infinity
+      for (let offset = 0; offset + 3 < length; offset++) {
+        const score = windowScore(bytes, offset) + windowScore(bytes, offset + 1)
+        if (score < bestScore) {
+          bestScore = score
+          best = offset
+        }
+      }
+      windowAt(best)
+      windowAt(best + 1)
     }
   })
 
-  const table = byPair.size < 65535 ? new Uint16Array(65536) : new Uint32Array(65536)
-  const groups: Array<Int32Array> = []
-  for (const [key, list] of byPair) {
-    groups.push(Int32Array.from(list))
-    table[key] = groups.length
+  const windows = keyed(byWindow)
+  const pairs = keyed(byPair)
+  const shorts = keyed(byShort)
+  // The pairs the first pass looks for at even positions: three-byte anchors' last two, two-byte
+  // anchors, and, for a two-byte anchor at an odd position, every pair that ends with its first byte.
+  const pairFlags = new Uint8Array(65536)
+  for (const key of [...byPair.keys(), ...byShort.keys()]) pairFlags[key] = 1
+  for (let first = 0; first < 256; first++) {
+    if (firstFlags[first] === 0) continue
+    for (let before = 0; before < 256; before++) pairFlags[before | (first << 8)] = 1
   }
+  const hasShort = byShort.size > 0
+  // Word indexes where a window or pair is set, kept between scans.
+  let hits = new Int32Array(0)
 
   const matches = (bytes: Uint8Array, anchor: number, position: number): boolean => {
     const pattern = patterns[anchor]
@@ -121,39 +238,66 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
 
   return (bytes, visit) => {
     const n = bytes.length
-    if (groups.length === 0 || n < 2) return
+    if (n < 2 || (windows.groups.length === 0 && pairs.groups.length === 0 && shorts.groups.length === 0)) return
 
-    const at = (i: number): void => {
-      const group = table[bytes[i] | (bytes[i + 1] << 8)]
+    const check = (keys: Keyed, key: number, i: number): void => {
+      const group = keys.table[key]
       if (group === 0) return
-      const list = groups[group - 1]
+      const list = keys.groups[group - 1]
       for (let k = 0; k < list.length; k += 2) {
         const anchor = list[k]
         const position = i - list[k + 1]
         if (matches(bytes, anchor, position)) visit(anchor, position)
       }
     }
+    // at a position of the scanned parity: every kind of key
+    const at = (i: number): void => {
+      const pair = bytes[i] | (bytes[i + 1] << 8)
+      if (pairs.flags[pair] !== 0) check(pairs, pair, i)
+      if (shorts.flags[pair] !== 0) check(shorts, pair, i)
+      if (i + 2 < n) {
+        const window = hashWindow(pair | (bytes[i + 2] << 16))
+        if (windows.flags[window] !== 0) check(windows, window, i)
+      }
+    }
+    // at a position of the other parity: two-byte anchors only (longer ones are found at their even offset)
+    const atOther = (i: number): void => {
+      if (i + 1 >= n || firstFlags[bytes[i]] === 0) return
+      const pair = bytes[i] | (bytes[i + 1] << 8)
+      if (shorts.flags[pair] !== 0) check(shorts, pair, i)
+    }
 
     const start = (4 - (bytes.byteOffset & 3)) & 3
+    const parity = start & 1
     if (!littleEndian || n < start + 16) {
-      for (let i = 0; i + 1 < n; i++) at(i)
+      for (let i = 0; i + 1 < n; i++) {
+        if ((i & 1) === parity) at(i)
+        else if (hasShort) atOther(i)
+      }
       return
     }
-    for (let i = 0; i < start; i++) at(i)
+    // positions `start`, `start + 2`, ...: one parity throughout
+    for (let i = 0; i < start; i++) {
+      if ((i & 1) === parity) at(i)
+      else if (hasShort) atOther(i)
+    }
     const count = (n - start) >>> 2
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
-    let word = words[0]
-    for (let k = 0; k + 1 < count; k++) {
-      const next = words[k + 1]
-      if ((table[word & 0xffff] | table[(word >>> 8) & 0xffff] | table[word >>> 16] | table[(word >>> 24) | ((next & 0xff) << 8)]) !== 0) {
-        const base = start + 4 * k
-        at(base)
-        at(base + 1)
-        at(base + 2)
-        at(base + 3)
+    if (hits.length < count) hits = new Int32Array(count)
+    const buffer = hits
+    const found = collect(words, windows.flags, pairFlags, buffer)
+    for (let h = 0; h < found; h++) {
+      const base = start + 4 * buffer[h]
+      at(base)
+      at(base + 2)
+      if (hasShort) {
+        atOther(base + 1)
+        atOther(base + 3)
       }
-      word = next
     }
-    for (let i = start + 4 * (count - 1); i + 1 < n; i++) at(i)
+    for (let i = start + 4 * Math.max(0, count - 1); i + 1 < n; i++) {
+      if ((i & 1) === parity) at(i)
+      else if (hasShort) atOther(i)
+    }
   }
 }

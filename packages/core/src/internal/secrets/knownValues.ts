@@ -1,3 +1,5 @@
+import type { Literal } from "./engine.js"
+
 /** Smallest known value accepted, in UTF-8 bytes: shorter ones would turn masking into an oracle for guesses. */
 export const MIN_KNOWN_VALUE_BYTES = 8
 
@@ -17,9 +19,9 @@ export const checkKnownValue = (value: string): KnownValueProblem | undefined =>
       reason: "it contains a line break; a masker matches within lines, so register each line of a multi-line secret as its own value"
     }
   }
-  const bytes = Buffer.byteLength(value, "utf8")
+  const bytes = encoder.encode(value).length
   if (bytes < MIN_KNOWN_VALUE_BYTES) return { _tag: "TooShort", bytes }
-  const longest = knownValueForms(value).reduce((max, form) => Math.max(max, form.length), 0)
+  const longest = knownValueForms(value).reduce((max, form) => Math.max(max, form.text.length), 0)
   if (longest > MAX_FORM_BYTES) {
     return {
       _tag: "Invalid",
@@ -29,45 +31,135 @@ export const checkKnownValue = (value: string): KnownValueProblem | undefined =>
   return undefined
 }
 
-const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
+const encoder = new TextEncoder()
 
-const urlSafe = (base64: string): string => base64.replace(/\+/g, "-").replace(/\//g, "_")
+const latin1 = (bytes: Uint8Array): string => {
+  let out = ""
+  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192) as unknown as Array<number>)
+  return out
+}
 
-const asciiJson = (escaped: string): string =>
-  escaped.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+const utf8 = (value: string): Uint8Array => encoder.encode(value.replace(/[\ud800-\udfff]/g, (c, i: number, all: string) => {
+  // a lone surrogate cannot be encoded; keep pairs, replace the rest as encoders do
+  const code = c.charCodeAt(0)
+  if (code < 0xdc00 && i + 1 < all.length && all.charCodeAt(i + 1) >= 0xdc00 && all.charCodeAt(i + 1) <= 0xdfff) return c
+  if (code >= 0xdc00 && i > 0 && all.charCodeAt(i - 1) >= 0xd800 && all.charCodeAt(i - 1) < 0xdc00) return c
+  return "\ufffd"
+}))
+
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+/** Standard base64 with padding. */
+const base64 = (bytes: Uint8Array): string => {
+  let out = ""
+  for (let i = 0; i < bytes.length; i += 3) {
+    const a = bytes[i]
+    const b = i + 1 < bytes.length ? bytes[i + 1] : 0
+    const c = i + 2 < bytes.length ? bytes[i + 2] : 0
+    out += BASE64[a >> 2] + BASE64[((a & 3) << 4) | (b >> 4)]
+    out += i + 1 < bytes.length ? BASE64[((b & 15) << 2) | (c >> 6)] : "="
+    out += i + 2 < bytes.length ? BASE64[c & 63] : "="
+  }
+  return out
+}
+
+const urlSafe = (text: string): string => text.replace(/\+/g, "-").replace(/\//g, "_")
+
+/**
+ * The base64 characters fixed by the value alone when it sits `shift` bytes
+ * (0, 1 or 2) past a multiple of three inside longer base64 text.
+ */
+const base64Core = (bytes: Uint8Array, shift: number): string => {
+  const padded = new Uint8Array(shift + bytes.length)
+  padded.set(bytes, shift)
+  return base64(padded).slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6))
+}
+
+/** Percent-encodes UTF-8 bytes, leaving `keep` characters (and ASCII letters and digits) as they are. */
+const percent = (bytes: Uint8Array, keep: string, spaceAsPlus: boolean, lower: boolean): string => {
+  let out = ""
+  for (const byte of bytes) {
+    const c = String.fromCharCode(byte)
+    if ((byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte < 128 && keep.includes(c))) out += c
+    else if (byte === 32 && spaceAsPlus) out += "+"
+    else {
+      const hex = byte.toString(16).padStart(2, "0")
+      out += `%${lower ? hex : hex.toUpperCase()}`
+    }
+  }
+  return out
+}
+
+// What common URL encoders leave unescaped: JavaScript's encodeURIComponent,
+// RFC 3986 (rawurlencode, url.PathEscape, strict encoders), HTML forms and
+// URLSearchParams, Python's quote and quote_plus, PHP's urlencode.
+const urlEncoders: ReadonlyArray<readonly [keep: string, spaceAsPlus: boolean]> = [
+  ["-_.!~*'()", false],
+  ["-_.~", false],
+  ["-_.*", true],
+  ["-_.~/", false],
+  ["-_.~", true],
+  ["-_.", true]
+]
+
+const shellSpecial = /[ \t!"#$&'()*,;<>?[\\\]^`{|}~]/g
+
+/** Literal forms of one value: raw, base64 (whole, inside longer text, wrapped), URL-, JSON- and shell-escaped. */
+const formsOf = (value: string, into: Map<string, Literal>): void => {
+  const add = (text: string, at: Literal["at"] = "anywhere") => {
+    if (text.length < MIN_KNOWN_VALUE_BYTES) return
+    const key = `${at}:${text}`
+    if (!into.has(key)) into.set(key, { text, at })
+  }
+  const bytes = utf8(value)
+  add(latin1(bytes))
+
+  const whole = base64(bytes)
+  for (const form of [whole, whole.replace(/=+$/, "")]) {
+    add(form)
+    add(urlSafe(form))
+  }
+  for (let shift = 0; shift <= 2; shift++) {
+    const core = base64Core(bytes, shift)
+    add(core)
+    add(urlSafe(core))
+    // base64 wrapped at 64 or 76 columns (PEM, GNU base64): a line may end, or start, inside the value
+    for (let k = MIN_KNOWN_VALUE_BYTES; k < core.length; k++) {
+      add(core.slice(0, k), "lineEnd")
+      add(core.slice(core.length - k), "lineStart")
+    }
+  }
+
+  for (const [keep, spaceAsPlus] of urlEncoders) {
+    add(percent(bytes, keep, spaceAsPlus, false))
+    add(percent(bytes, keep, spaceAsPlus, true))
+  }
+
+  const json = JSON.stringify(value).slice(1, -1)
+  add(latin1(utf8(json)))
+  add(latin1(utf8(json.replace(/\//g, "\\/"))))
+  add(json.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`))
+
+  // as shells print it: `printf %q`, inside single quotes, inside double quotes
+  add(latin1(utf8(value.replace(shellSpecial, "\\$&"))))
+  add(latin1(utf8(value.replace(/'/g, "'\\''"))))
+  add(latin1(utf8(value.replace(/'/g, "'\"'\"'"))))
+  add(latin1(utf8(value.replace(/[\\"$`]/g, "\\$&"))))
+}
 
 /**
  * Every form a literal secret is looked for in, as latin1 views of their
- * bytes: the raw UTF-8 bytes; base64 (standard and URL-safe, padded and
- * not, and the part fixed by the value at each of the three alignments
- * inside longer base64 text); URL-encoded; and JSON-escaped.
+ * bytes: the raw UTF-8 bytes and the value with surrounding whitespace
+ * trimmed; base64 (standard and URL-safe, padded and not, the part fixed by
+ * the value at each of the three alignments inside longer base64 text, and
+ * the parts of those that end or start a line of wrapped base64);
+ * URL-encoded as the common encoders do it, with either hex case; and JSON
+ * and shell escaped.
  */
-export const knownValueForms = (value: string): ReadonlyArray<string> => {
-  const bytes = Buffer.from(value, "utf8")
-  const forms = new Set<string>()
-  forms.add(latin1(bytes))
-
-  const base64 = bytes.toString("base64")
-  for (const form of [base64, base64.replace(/=+$/, "")]) {
-    forms.add(form)
-    forms.add(urlSafe(form))
-  }
-  for (let shift = 1; shift <= 2; shift++) {
-    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]).toString("base64")
-    const core = shifted.slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6))
-    forms.add(core)
-    forms.add(urlSafe(core))
-  }
-
-  const uri = encodeURIComponent(value.replace(/[\ud800-\udfff]/g, "\ufffd"))
-  forms.add(uri)
-  forms.add(uri.replace(/%20/g, "+"))
-  forms.add(uri.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()))
-
-  const json = JSON.stringify(value).slice(1, -1)
-  forms.add(latin1(Buffer.from(json, "utf8")))
-  forms.add(latin1(Buffer.from(json.replace(/\//g, "\\/"), "utf8")))
-  forms.add(asciiJson(json))
-
-  return [...forms].filter((form) => form.length >= MIN_KNOWN_VALUE_BYTES)
+export const knownValueForms = (value: string): ReadonlyArray<Literal> => {
+  const forms = new Map<string, Literal>()
+  formsOf(value, forms)
+  const trimmed = value.trim()
+  if (trimmed !== value) formsOf(trimmed, forms)
+  return [...forms.values()]
 }

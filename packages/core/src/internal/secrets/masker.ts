@@ -1,5 +1,5 @@
-import type { KnownValue, Masker, MaskerOptions, SecretRule, Watch } from "../../Secrets.js"
-import { applyFindings, type Engine, makeEngine } from "./engine.js"
+import type { KnownValue, Masker, MaskerOptions, SecretRule, StreamCheckpoint, Watch } from "../../Secrets.js"
+import { applyFindings, type Engine, type Literal, makeEngine } from "./engine.js"
 import { checkKnownValue, type KnownValueProblem, knownValueForms } from "./knownValues.js"
 import { defaultRules } from "./rules.js"
 import { makeStreamMasker } from "./stream.js"
@@ -23,6 +23,9 @@ export type Built =
   | { readonly _tag: "Built"; readonly masker: Masker }
   | { readonly _tag: "Refused"; readonly refusal: Refusal }
 
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
 const engines = new WeakMap<ReadonlyArray<SecretRule>, Engine>()
 
 const normalize = (value: string | KnownValue): KnownValue | { readonly name: undefined; readonly value: string } =>
@@ -31,7 +34,7 @@ const normalize = (value: string | KnownValue): KnownValue | { readonly name: un
 /** Builds a masker, or says which known value was refused and why. */
 export const buildMasker = (options: MaskerOptions = {}): Built => {
   const rules = options.rules ?? defaultRules
-  const literals: Array<string> = []
+  const literals: Array<Literal> = []
   for (const entry of options.knownValues ?? []) {
     const { name, value } = normalize(entry)
     const problem = checkKnownValue(value)
@@ -54,14 +57,14 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
 
   // Engines that also report watched literals, one per list of literals.
   const watching = new WeakMap<ReadonlyArray<string>, Engine>()
-  const stream = (watch?: Watch) => {
-    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes)
+  const stream = (watch?: Watch, from?: StreamCheckpoint) => {
+    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes, undefined, from)
     let watchingEngine = watching.get(watch.literals)
     if (watchingEngine === undefined) {
       watchingEngine = makeEngine(rules, literals, watch.literals)
       watching.set(watch.literals, watchingEngine)
     }
-    return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark)
+    return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark, from)
   }
 
   const maskBytes = (bytes: Uint8Array): Uint8Array => {
@@ -80,10 +83,10 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
     return applyFindings(bytes, engine.scan(bytes), 0, bytes.length)
   }
 
-  const maskText = (text: string): string => {
-    const masked = maskBytes(Buffer.from(text, "utf8"))
-    return Buffer.from(masked.buffer, masked.byteOffset, masked.byteLength).toString("utf8")
-  }
+  const maskText = (text: string): string => decoder.decode(maskBytes(encoder.encode(text)))
 
-  return { _tag: "Built", masker: { maskBytes, maskText, stream } }
+  return {
+    _tag: "Built",
+    masker: { maskBytes, maskText, stream: (watch) => stream(watch), resume: (checkpoint, watch) => stream(watch, checkpoint) }
+  }
 }

@@ -1,5 +1,7 @@
 import type { SecretRule } from "../../Secrets.js"
-import { isCredentialPair, isLookAlike, isReference } from "./lookalike.js"
+import { locateAssignment, locateUserOption } from "./assignment.js"
+import { decodeBase64, isCredentialPair, isReference, isRepetitive, looksLikeWords } from "./lookalike.js"
+import { formatSource, type TokenFormat, tokenFormats } from "./providers.js"
 
 // Every pattern is written for the latin1 view of UTF-8 bytes: ASCII only,
 // no `\s` or `.`, nothing that crosses a line break (key blocks aside), and
@@ -7,35 +9,110 @@ import { isCredentialPair, isLookAlike, isReference } from "./lookalike.js"
 // starts with one of its anchors: the masker jumps to anchor positions and
 // runs the pattern there.
 
-const keywords = "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
-const keywordAnchors = [
-  "password",
-  "passwd",
-  "passphrase",
-  "secret",
-  "token",
-  "api_key",
-  "api-key",
-  "apikey",
-  "access_key",
-  "access-key",
-  "accesskey"
+/** True for a token body that is a placeholder or an identifier: `xxxx...`, `...EXAMPLE`, `requiredCharacteristicTypes`. */
+const isPlaceholderBody = (body: string): boolean =>
+  isRepetitive(body) || /example|x{6,}|X{6,}|\*{3,}|0{12,}|abcdefgh|12345678|ABCDEFGH/i.test(body) ||
+  (/^[A-Za-z_-]+$/.test(body) && body.length >= 12 && looksLikeWords(body))
+
+const formatRule = (format: TokenFormat): SecretRule => {
+  const prefixes = [...format.prefixes].sort((a, b) => b.length - a.length)
+  return {
+    id: format.id,
+    description: format.description,
+    pattern: new RegExp(formatSource(format), format.ignoreCase === true ? "i" : ""),
+    anchors: format.prefixes,
+    allow: (value) => {
+      const lower = value.toLowerCase()
+      const prefix = prefixes.find((p) => lower.startsWith(p.toLowerCase())) ?? ""
+      return isPlaceholderBody(value.slice(prefix.length))
+    }
+  }
+}
+
+const beginMarker = "(?:-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----)"
+const endMarker = /(?:-----END (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----|---- END SSH2 ENCRYPTED PRIVATE KEY ----)/
+
+// A line of a key block's body: base64 that does not read as a word, an
+// armor header, a PGP checksum or a blank line, after the indentation, diff,
+// quote or comment mark the opening marker's line may carry too.
+const keyBodyLine = new RegExp(
+  "^[ \\t]{0,40}(?:[+>#|-][ \\t]{0,2}|//[ \\t]?)?" +
+    "(?:(?=[A-Za-z0-9+/]{0,127}(?:[0-9+/=]|[a-z][A-Z]|[A-Z]{2}[a-z]))[A-Za-z0-9+/]{4,128}={0,3}" +
+    "|=[A-Za-z0-9+/]{4}" +
+    "|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID|Subject): [^\\r\\n]{0,200}" +
+    "|)[ \\t]{0,8}\\r?$"
+)
+
+const keyAnchors = ["-----BEGIN ", "---- BEGIN SSH2"]
+
+/** The latin1 text of a base64 value's first bytes, or "" when it is not base64. */
+const decodedStart = (value: string, chars = 120): string => decodeBase64(value.slice(0, chars - (chars % 4))) ?? ""
+
+// Credential words in the case styles keys are written in (`password`,
+// `dbPassword`, `DB_PASSWORD`); the rule reads the whole key around each.
+// Three-letter words are found with a character next to them (`_key`,
+// `KEY=`, `apiKey`): alone they would wake the rule at every `they`.
+const lowers = "abcdefghijklmnopqrstuvwxyz".split("")
+const shortWord = (word: string) => [
+  ...["_", "-", ".", "\"", "'", " ", "$"].map((c) => c + word),
+  ...["=", ":", "\"", "'", "_", "-", " ", ">"].map((c) => word + c),
+  ...[...lowers, "_", "-", " ", "\"", "'"].map((c) => c + word[0].toUpperCase() + word.slice(1)),
+  ...["_", "-", "\"", "'", " ", "$"].map((c) => c + word.toUpperCase()),
+  ...["=", ":", "\"", "'", "_", " "].map((c) => word.toUpperCase() + c)
 ]
-const keyThenSeparator = `${keywords}[A-Za-z0-9_.-]{0,40}["']?[ \\t]{0,16}(?::=|=>|[:=])[ \\t]{0,16}`
+const keywordAnchors = [
+  ...["pass", "secret", "token", "cred", "auth", "dockerc"].flatMap((word) => [
+    word,
+    word[0].toUpperCase() + word.slice(1),
+    word.toUpperCase()
+  ]),
+  ...shortWord("key"),
+  ...shortWord("pwd"),
+  "_PAT"
+]
+
+const alternation = (words: ReadonlyArray<string>) => words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")
 
 /** The built-in rules, most specific first. */
 export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "private-key",
-    description: "PEM, OpenSSH and PGP private key blocks: the body between the BEGIN and END markers, line breaks kept.",
-    pattern: /-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----/,
-    end: /-----END (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----/,
-    anchors: ["-----BEGIN "]
+    description: "PEM, OpenSSH, SSH2 and PGP private key blocks: the base64 body lines (and armor headers) after the BEGIN line, through the END line or the first line that cannot belong to a key; markers stay visible.",
+    pattern: new RegExp(beginMarker),
+    end: endMarker,
+    body: keyBodyLine,
+    maxLines: 4096,
+    anchors: keyAnchors
+  },
+  {
+    id: "private-key-inline",
+    description: "A private key written on one line after its BEGIN marker (escaped `\\n` line breaks in JSON, or spaces).",
+    pattern: new RegExp(`${beginMarker}((?:\\\\{1,2}[rn]|[ \\t]|[A-Za-z0-9+/=]){16,7000})`),
+    group: 1,
+    allow: (value) => !/[A-Za-z0-9+/]{16}/.test(value),
+    anchors: keyAnchors
+  },
+  {
+    id: "putty-private-key",
+    description: "The private lines of PuTTY key files (after Private-Lines:, up to Private-MAC:).",
+    pattern: /Private-Lines: [0-9]{1,4}/,
+    end: /Private-MAC: /,
+    body: /^(?:[A-Za-z0-9+/]{4,128}={0,3})?\r?$/,
+    maxLines: 1024,
+    anchors: ["Private-Lines: "]
+  },
+  {
+    id: "private-key-base64",
+    description: "Private keys encoded whole in base64 (LS0tLS1CRUdJTi..., as Kubernetes secrets and CI variables hold them).",
+    pattern: /LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,7000}={0,2}/,
+    allow: (value) => !decodedStart(value).includes("PRIVATE KEY"),
+    anchors: ["LS0tLS1CRUdJTi"]
   },
   {
     id: "aws-access-key-id",
     description: "AWS access key ids (AKIA, ASIA and related prefixes, 20 characters).",
     pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/,
+    allow: (value) => value.endsWith("EXAMPLE"),
     anchors: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"]
   },
   {
@@ -43,25 +120,8 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "AWS secret access keys assigned to aws_secret_access_key, AWS_SECRET_ACCESS_KEY or SecretAccessKey.",
     pattern: /secret[_-]?access[_-]?key["']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/i,
     group: 1,
+    allow: (value) => value.endsWith("EXAMPLEKEY"),
     anchors: ["secret"]
-  },
-  {
-    id: "google-api-key",
-    description: "Google API keys (AIza followed by 35 characters).",
-    pattern: /AIza[0-9A-Za-z_-]{35}/,
-    anchors: ["AIza"]
-  },
-  {
-    id: "google-oauth-client-secret",
-    description: "Google OAuth client secrets (GOCSPX-).",
-    pattern: /GOCSPX-[0-9A-Za-z_-]{24,64}/,
-    anchors: ["GOCSPX-"]
-  },
-  {
-    id: "google-oauth-access-token",
-    description: "Google OAuth access tokens (ya29.).",
-    pattern: /ya29\.[0-9A-Za-z_-]{20,4096}/,
-    anchors: ["ya29."]
   },
   {
     id: "azure-storage-account-key",
@@ -87,45 +147,69 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   {
     id: "azure-ad-client-secret",
     description: "Microsoft Entra ID (Azure AD) client secrets (three characters, a digit, then Q~); masked from Q~ on.",
-    pattern: /(?<=[A-Za-z0-9_~.]{3}[0-9])Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/,
-    anchors: ["Q~"]
+    pattern: /(?<=[A-Za-z0-9_~.]{3})[0-9](Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])/,
+    group: 1,
+    anchors: "0123456789".split("").map((digit) => `${digit}Q~`)
   },
   {
-    id: "github-token",
-    description: "GitHub personal, OAuth, user-to-server, server-to-server and refresh tokens (ghp_, gho_, ghu_, ghs_, ghr_).",
-    pattern: /gh[pousr]_[A-Za-z0-9]{36,251}/,
-    anchors: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]
+    id: "azure-devops-pat",
+    description: "Azure DevOps personal access tokens of 84 characters, which carry AZDO at the 77th.",
+    pattern: /AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])/,
+    locate: (line, at) =>
+      at >= 76 && /^[A-Za-z0-9]{76}$/.test(line.slice(at - 76, at)) && (at === 76 || !/[A-Za-z0-9]/.test(line[at - 77]))
+        ? [at - 76, at + 8]
+        : undefined,
+    anchors: ["AZDO"]
   },
   {
-    id: "github-fine-grained-pat",
-    description: "GitHub fine-grained personal access tokens (github_pat_).",
-    pattern: /github_pat_[A-Za-z0-9_]{50,255}/,
-    anchors: ["github_pat_"]
+    id: "terraform-cloud-token",
+    description: "Terraform Cloud / Enterprise API tokens (<id>.atlasv1.<secret>); masked from .atlasv1. on.",
+    pattern: /(?<=[A-Za-z0-9]{14})\.atlasv1\.[A-Za-z0-9_=-]{60,120}/,
+    anchors: [".atlasv1."]
+  },
+  ...tokenFormats.map(formatRule),
+  {
+    id: "twilio-api-key",
+    description: "Twilio API keys (SK followed by 32 hex digits).",
+    pattern: /(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![0-9A-Za-z])/,
+    allow: (value) => isRepetitive(value.slice(2)),
+    anchors: "0123456789abcdefABCDEF".split("").map((digit) => `SK${digit}`)
   },
   {
-    id: "gitlab-token",
-    description: "GitLab tokens: personal, deploy, runner, trigger, job, mail, agent, SCIM, feature flag, OAuth and feed tokens, and runner registration tokens.",
-    pattern: /(?:gl(?:pat|dt|rt|ptt|cbt|imt|agent|soat|ffct|oas|ft)-|GR1348941)[0-9A-Za-z_.-]{20,255}/,
-    anchors: [
-      "glpat-",
-      "gldt-",
-      "glrt-",
-      "glptt-",
-      "glcbt-",
-      "glimt-",
-      "glagent-",
-      "glsoat-",
-      "glffct-",
-      "gloas-",
-      "glft-",
-      "GR1348941"
-    ]
+    id: "openai-legacy-api-key",
+    description: "OpenAI keys of any kind that carry the T3BlbkFJ marker (sk-...T3BlbkFJ...).",
+    pattern: /T3BlbkFJ[A-Za-z0-9_-]{1,200}/,
+    locate: (line, at) => {
+      const start = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,200}$/.exec(line.slice(Math.max(0, at - 204), at))
+      if (start === null) return undefined
+      const end = /^T3BlbkFJ[A-Za-z0-9_-]{1,200}/.exec(line.slice(at, at + 210))!
+      return [at - start[0].length, at + end[0].length]
+    },
+    anchors: ["T3BlbkFJ"]
   },
   {
-    id: "slack-token",
-    description: "Slack bot, user, app, refresh and configuration tokens (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xoxo-, xapp-).",
-    pattern: /(?:xox[abeoprs]|xapp)-[0-9A-Za-z-]{10,255}/,
-    anchors: ["xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"]
+    id: "telegram-bot-token",
+    description: "Telegram bot tokens (a bot id, a colon, then AA and 33 characters); masked from the colon on.",
+    pattern: /:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/,
+    locate: (line, at) => (/[0-9]{8,10}$/.test(line.slice(Math.max(0, at - 10), at)) ? [at + 1, at + 36] : undefined),
+    anchors: [":AA"]
+  },
+  {
+    id: "mailchimp-api-key",
+    description: "Mailchimp API keys (32 hex digits, then -us and the data center); the data center stays visible.",
+    pattern: /-us[0-9]{1,2}(?![A-Za-z0-9])/,
+    locate: (line, at) => (at >= 32 && /^[a-f0-9]{32}$/.test(line.slice(at - 32, at)) && !/[A-Za-z0-9_-]/.test(line[at - 33] ?? "") ? [at - 32, at] : undefined),
+    anchors: "123456789".split("").map((digit) => `-us${digit}`)
+  },
+  {
+    id: "maxmind-license-key",
+    description: "MaxMind license keys (6 characters, _, 29 characters, _mmk).",
+    pattern: /_mmk(?![A-Za-z0-9_])/,
+    locate: (line, at) =>
+      at >= 36 && /^[A-Za-z0-9]{6}_[A-Za-z0-9]{29}$/.test(line.slice(at - 36, at)) && !/[A-Za-z0-9_]/.test(line[at - 37] ?? "")
+        ? [at - 36, at + 4]
+        : undefined,
+    anchors: ["_mmk"]
   },
   {
     id: "slack-webhook-url",
@@ -135,168 +219,25 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     anchors: ["hooks.slack.com/"]
   },
   {
-    id: "stripe-secret-key",
-    description: "Stripe secret and restricted keys (sk_live_, sk_test_, rk_live_, rk_test_).",
-    pattern: /[sr]k_(?:live|test)_[0-9A-Za-z]{10,247}/,
-    anchors: ["sk_live_", "sk_test_", "rk_live_", "rk_test_"]
-  },
-  {
-    id: "stripe-webhook-secret",
-    description: "Stripe webhook signing secrets (whsec_).",
-    pattern: /whsec_[0-9A-Za-z+/=]{20,255}/,
-    anchors: ["whsec_"]
-  },
-  {
-    id: "npm-token",
-    description: "npm access tokens (npm_ followed by 36 characters).",
-    pattern: /npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/,
-    anchors: ["npm_"]
-  },
-  {
-    id: "npmrc-auth",
-    description: "Credentials in .npmrc files (_authToken=, _auth=, _password=).",
-    pattern: /_(?:auth(?:Token)?|password)[ \t]{0,16}=[ \t]{0,16}["']?([^\x00-\x20"'\x7f]{8,4096})/,
+    id: "discord-webhook-url",
+    description: "The token of Discord webhook URLs (discord.com/api/webhooks/<id>/<token>).",
+    pattern: /discord(?:app)?\.com\/api\/webhooks\/[0-9]{17,20}\/([A-Za-z0-9_-]{60,72})/,
     group: 1,
-    allow: isReference,
-    anchors: ["_auth", "_password"]
+    anchors: ["discord.com/api/webhooks/", "discordapp.com/api/webhooks/"]
   },
   {
-    id: "pypi-token",
-    description: "PyPI and TestPyPI API tokens (pypi-AgEIcHlwaS5vcmc...).",
-    pattern: /pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,4096}/,
-    anchors: ["pypi-AgE"]
+    id: "teams-webhook-url",
+    description: "The secret path of Microsoft Teams incoming webhook URLs (webhook.office.com/webhookb2/...).",
+    pattern: /webhook\.office\.com\/webhookb2\/([A-Za-z0-9@/_-]{60,400})/,
+    group: 1,
+    anchors: ["webhook.office.com/webhookb2/"]
   },
   {
-    id: "openai-api-key",
-    description: "OpenAI project, service account and admin keys (sk-proj-, sk-svcacct-, sk-admin-, sk-None-).",
-    pattern: /(?<![A-Za-z0-9])sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,400}/,
-    anchors: ["sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"]
-  },
-  {
-    id: "openai-legacy-api-key",
-    description: "OpenAI keys of any kind that carry the T3BlbkFJ marker (sk-...T3BlbkFJ...).",
-    pattern: /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,200}T3BlbkFJ[A-Za-z0-9_-]{1,200}/,
-    anchors: ["sk-"]
-  },
-  {
-    id: "anthropic-api-key",
-    description: "Anthropic API, admin and OAuth keys (sk-ant-api03-, sk-ant-admin01-, ...).",
-    pattern: /sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{20,400}/,
-    anchors: ["sk-ant-"]
-  },
-  {
-    id: "huggingface-token",
-    description: "Hugging Face access tokens (hf_).",
-    pattern: /hf_[A-Za-z0-9]{30,64}/,
-    anchors: ["hf_"]
-  },
-  {
-    id: "twilio-api-key",
-    description: "Twilio API keys (SK followed by 32 hex digits).",
-    pattern: /(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![0-9A-Za-z])/,
-    anchors: ["SK"]
-  },
-  {
-    id: "sendgrid-api-key",
-    description: "SendGrid API keys (SG.<22>.<43>).",
-    pattern: /SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}/,
-    anchors: ["SG."]
-  },
-  {
-    id: "mailgun-api-key",
-    description: "Mailgun private API keys (key- followed by 32 hex digits).",
-    pattern: /(?<![A-Za-z0-9_-])key-[0-9a-f]{32}(?![0-9A-Za-z])/,
-    anchors: ["key-"]
-  },
-  {
-    id: "digitalocean-token",
-    description: "DigitalOcean personal, OAuth and refresh tokens (dop_v1_, doo_v1_, dor_v1_).",
-    pattern: /do[opr]_v1_[a-f0-9]{64}/,
-    anchors: ["dop_v1_", "doo_v1_", "dor_v1_"]
-  },
-  {
-    id: "shopify-token",
-    description: "Shopify access tokens and shared secrets (shpat_, shpca_, shppa_, shpss_).",
-    pattern: /shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}/,
-    anchors: ["shpat_", "shpca_", "shppa_", "shpss_"]
-  },
-  {
-    id: "atlassian-api-token",
-    description: "Atlassian API tokens (ATATT3) and Bitbucket app passwords (ATBB).",
-    pattern: /(?:ATATT3[A-Za-z0-9_=-]{50,1024}|ATBB[A-Za-z0-9_=.-]{24,128})/,
-    anchors: ["ATATT3", "ATBB"]
-  },
-  {
-    id: "databricks-token",
-    description: "Databricks personal access tokens (dapi followed by 32 hex digits).",
-    pattern: /(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-[0-9]{1,2})?/,
-    anchors: ["dapi"]
-  },
-  {
-    id: "vault-token",
-    description: "HashiCorp Vault service, batch and recovery tokens (hvs., hvb., hvr.).",
-    pattern: /hv[sbr]\.[A-Za-z0-9_-]{24,1024}/,
-    anchors: ["hvs.", "hvb.", "hvr."]
-  },
-  {
-    id: "linear-api-key",
-    description: "Linear API keys (lin_api_).",
-    pattern: /lin_api_[A-Za-z0-9]{40}/,
-    anchors: ["lin_api_"]
-  },
-  {
-    id: "postman-api-key",
-    description: "Postman API keys (PMAK-).",
-    pattern: /PMAK-[a-f0-9]{24}-[a-f0-9]{34}/,
-    anchors: ["PMAK-"]
-  },
-  {
-    id: "doppler-token",
-    description: "Doppler personal, CLI, service, service account, SCIM and audit tokens (dp.pt., dp.ct., dp.st., ...).",
-    pattern: /dp\.(?:pt|ct|st|sa|scim|audit)\.[A-Za-z0-9_.-]{40,256}/,
-    anchors: ["dp."]
-  },
-  {
-    id: "grafana-token",
-    description: "Grafana Cloud access policy tokens (glc_) and service account tokens (glsa_).",
-    pattern: /(?:glc_[A-Za-z0-9+/]{32,1024}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})/,
-    anchors: ["glc_", "glsa_"]
-  },
-  {
-    id: "sentry-token",
-    description: "Sentry organization and user auth tokens (sntrys_, sntryu_).",
-    pattern: /sntry[su]_[A-Za-z0-9_+/=]{40,1024}/,
-    anchors: ["sntrys_", "sntryu_"]
-  },
-  {
-    id: "docker-hub-token",
-    description: "Docker Hub personal access tokens (dckr_pat_).",
-    pattern: /dckr_pat_[A-Za-z0-9_-]{20,64}/,
-    anchors: ["dckr_pat_"]
-  },
-  {
-    id: "square-token",
-    description: "Square access tokens and OAuth secrets (sq0atp-, sq0csp-).",
-    pattern: /sq0(?:atp|csp)-[0-9A-Za-z_-]{20,64}/,
-    anchors: ["sq0atp-", "sq0csp-"]
-  },
-  {
-    id: "pulumi-token",
-    description: "Pulumi access tokens (pul- followed by 40 hex digits).",
-    pattern: /pul-[a-f0-9]{40}(?![a-f0-9])/,
-    anchors: ["pul-"]
-  },
-  {
-    id: "terraform-cloud-token",
-    description: "Terraform Cloud / Enterprise API tokens (<id>.atlasv1.<secret>); masked from .atlasv1. on.",
-    pattern: /(?<=[A-Za-z0-9]{14})\.atlasv1\.[A-Za-z0-9_=-]{60,120}/,
-    anchors: [".atlasv1."]
-  },
-  {
-    id: "age-secret-key",
-    description: "age encryption secret keys (AGE-SECRET-KEY-1).",
-    pattern: /AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}/,
-    anchors: ["AGE-SECRET-KEY-1"]
+    id: "sidekiq-credentials",
+    description: "Sidekiq Pro and Enterprise gem server credentials (BUNDLE_GEMS__CONTRIBSYS__COM=...).",
+    pattern: /BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM["']?[ \t]{0,8}[:=][ \t]{0,8}["']?([a-f0-9]{8}:[a-f0-9]{8})/i,
+    group: 1,
+    anchors: ["BUNDLE_ENTERPRISE__CONTRIBSYS__COM", "BUNDLE_GEMS__CONTRIBSYS__COM"]
   },
   {
     id: "jwt",
@@ -305,13 +246,17 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     anchors: ["eyJ"]
   },
   {
-    id: "authorization-header",
-    description: "The credential of an Authorization header (Bearer, Basic, token or bare); the header name and scheme stay visible.",
-    pattern:
-      /authorization["']?[ \t]{0,16}[:=][ \t]{0,16}["']?(?:(?:bearer|basic|token|bot|apikey|negotiate)[ \t]{1,16})?([A-Za-z0-9._~+/-]{8,4096}={0,2})/i,
-    group: 1,
-    allow: isReference,
-    anchors: ["authorization"]
+    id: "jwt-base64",
+    description: "JSON Web Tokens encoded once more in base64 (ZXlK...).",
+    pattern: /ZXlK[A-Za-z0-9+/]{40,7000}={0,2}/,
+    allow: (value) => !/^eyJ[A-Za-z0-9_-]{4,}\.eyJ/.test(decodedStart(value, 4000)),
+    anchors: ["ZXlK"]
+  },
+  {
+    id: "docker-config-base64",
+    description: "Docker registry credentials (a config.json) encoded in base64, as Kubernetes .dockerconfigjson values are (eyJhdXRocyI6...).",
+    pattern: /(?:eyJhdXRocyI6|ewogICJhdXRocyI6|ewoJImF1dGhzIjog)[A-Za-z0-9+/]{20,7000}={0,2}/,
+    anchors: ["eyJhdXRocyI6", "ewogICJhdXRocyI6", "ewoJImF1dGhzIjog"]
   },
   {
     id: "bearer-token",
@@ -319,7 +264,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     pattern: /(?<![A-Za-z0-9])bearer[ \t]{1,16}([A-Za-z0-9._~+/-]{16,4096}={0,2})/i,
     group: 1,
     minEntropy: 3,
-    allow: isReference,
+    allow: (value) => isReference(value) || isRepetitive(value) || looksLikeWords(value),
     anchors: ["bearer"]
   },
   {
@@ -335,7 +280,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "The password of credentials embedded in a URL (scheme://user:password@host).",
     pattern: /:\/\/[^\x00-\x20:/?#@"'<>\\[\]{}]{0,256}:([^\x00-\x20/?#"'<>\\]{1,256})@/,
     group: 1,
-    allow: isReference,
+    allow: (value) => isReference(value) || /^\$|^\{\{|^%[A-Z_]+%$|^\*+$/.test(value),
     anchors: ["://"]
   },
   {
@@ -346,21 +291,25 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     anchors: ["\"auth\""]
   },
   {
-    id: "generic-secret-assignment",
-    description: "Unquoted values assigned to password, secret, token, api key and access key names (env files, YAML, flags); gated by length and entropy.",
-    pattern: new RegExp(`${keyThenSeparator}([^\\x00-\\x20"'\`,;&\\x7f]{8,4096})`, "i"),
+    id: "npmrc-auth",
+    description: "Credentials in .npmrc files (_authToken=, _auth=, _password=).",
+    pattern: /(?<![A-Za-z0-9])_(?:auth(?:Token)?|password)[ \t]{0,16}=[ \t]{0,16}["']?([^\x00-\x20"'&;,\x7f]{8,4096})/,
     group: 1,
-    minEntropy: 3,
-    allow: isLookAlike,
-    anchors: keywordAnchors
+    allow: isReference,
+    anchors: ["_auth", "_password"]
   },
   {
-    id: "generic-secret-assignment-quoted",
-    description: "Quoted values assigned to password, secret, token, api key and access key names (JSON, YAML, code); gated by length and entropy.",
-    pattern: new RegExp(`${keyThenSeparator}(["'])((?:(?!\\1)[^\\\\\\r\\n]|\\\\[^\\r\\n]){8,4096})\\1`, "i"),
-    group: 2,
-    minEntropy: 3,
-    allow: isLookAlike,
+    id: "user-option",
+    description: "The password of -u user:password and --user user:password (curl, wget, httpie); the user name stays visible.",
+    pattern: /[ \t](?:--user|-u|--http-user|--auth)[ \t=]/,
+    locate: (line, at) => locateUserOption(line, at + 1),
+    anchors: [" -u ", " -u=", "\t-u ", " --user", "\t--user", " --http-user", " --auth "]
+  },
+  {
+    id: "generic-assignment",
+    description: "Values assigned to keys that name a credential (password, secret, token, api key, private key, auth ...), with any common operator or markup around them; gated by length, entropy and look-alike checks that look at the key and the value.",
+    pattern: new RegExp(alternation(keywordAnchors)),
+    locate: locateAssignment,
     anchors: keywordAnchors
   }
 ]

@@ -1,5 +1,5 @@
-import type { StreamMasker } from "../../Secrets.js"
-import { applyFindingsInPlace, type Engine } from "./engine.js"
+import type { StreamCheckpoint, StreamMasker } from "../../Secrets.js"
+import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
 export const CONTEXT_BYTES = 8192
@@ -23,13 +23,16 @@ const concat = (parts: ReadonlyArray<Uint8Array>, length: number, copy = false):
  * the incomplete last line is held, up to about `maxHeldBytes`, after which
  * all but the last `CONTEXT_BYTES` of it are emitted. Every window is masked
  * together with the original bytes just before it (when it starts inside a
- * line) and with the opening marker of any key block still open, so a
- * secret split across chunks at any byte is masked as in the whole text.
+ * line), and key blocks still open at a cut go on in the next window with
+ * the lines they have masked, so a secret split across chunks at any byte
+ * is masked as in the whole text. `from` resumes a stream another one
+ * checkpointed.
  */
 export const makeStreamMasker = (
   engine: Engine,
   maxHeldBytes: number,
-  onMark?: (position: number) => void
+  onMark?: (position: number) => void,
+  from?: StreamCheckpoint
 ): StreamMasker => {
   // A line is cut once it is longer than `maxHeldBytes`; a small cap is
   // raised towards twice the context so each cut frees a good share of what
@@ -40,6 +43,9 @@ export const makeStreamMasker = (
   let pendingLength = 0
   let lineLength = 0
   let context: Uint8Array = EMPTY
+  // whether the context (or, without one, the pending bytes) starts a line
+  let startsLine = true
+  let carried: ReadonlyArray<OpenBlock> = []
   // Bytes emitted so far: marks are reported in output coordinates, once each.
   let emitted = 0
 
@@ -48,6 +54,8 @@ export const makeStreamMasker = (
     pendingLength = 0
     lineLength = 0
     context = EMPTY
+    startsLine = true
+    carried = []
     emitted = 0
   }
 
@@ -56,23 +64,24 @@ export const makeStreamMasker = (
     // emitted part can be masked in place; what the next window needs is
     // copied out first, since it must be the original bytes.
     const combined = concat([context, ...chunks], context.length + pendingLength, true)
-    const findings = engine.scan(combined)
+    const findings = engine.scan(combined, { carried, resumeAt: context.length, startsLine, final })
     const at = context.length + cut
 
     let nextContext: Uint8Array = EMPTY
+    let nextStartsLine = true
     let rest: Uint8Array = EMPTY
     if (!final) {
-      const next: Array<Uint8Array> = []
-      for (const block of findings.blocks) {
-        if (block.markerEnd <= at && (block.closeStart === -1 || block.closeStart > at)) {
-          next.push(Buffer.from(`${block.marker}\n`, "latin1"))
-        }
-      }
+      // blocks opened before the cut and still open there go on in the next window
+      carried = findings.blocks
+        .filter((block) => block.openedAt < at && (block.closedAt === -1 || block.closedAt >= at))
+        .map((block) => ({ rule: block.rule, lines: block.lines }))
       if (combined[at - 1] !== NEWLINE) {
-        const lineStart = combined.lastIndexOf(NEWLINE, at - 1) + 1
-        next.push(combined.slice(Math.max(lineStart, at - CONTEXT_BYTES), at))
+        const newline = combined.lastIndexOf(NEWLINE, at - 1)
+        const lineStart = newline + 1
+        const from = Math.max(lineStart, at - CONTEXT_BYTES)
+        nextContext = combined.slice(from, at)
+        nextStartsLine = from === lineStart && (newline !== -1 || startsLine)
       }
-      nextContext = next.length === 0 ? EMPTY : concat(next, next.reduce((sum, part) => sum + part.length, 0))
       rest = combined.slice(at)
     }
 
@@ -88,6 +97,7 @@ export const makeStreamMasker = (
       return out
     }
     context = nextContext
+    startsLine = nextStartsLine
     chunks = rest.length === 0 ? [] : [rest]
     pendingLength = rest.length
     lineLength = rest.length
@@ -116,5 +126,17 @@ export const makeStreamMasker = (
     return emit(pendingLength, true)
   }
 
-  return { push, end, heldBytes: () => pendingLength }
+  const checkpoint = (): StreamCheckpoint | undefined =>
+    context.length > 0 ? undefined : { blocks: carried, emitted, held: concat(chunks, pendingLength, true) }
+
+  if (from !== undefined) {
+    carried = from.blocks
+    emitted = from.emitted
+    if (from.held.length > 0) {
+      chunks = [new Uint8Array(from.held)]
+      pendingLength = lineLength = from.held.length
+    }
+  }
+
+  return { push, end, heldBytes: () => pendingLength, checkpoint }
 }

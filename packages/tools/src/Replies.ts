@@ -1,0 +1,37 @@
+/**
+ * What a model reads when a call fails: the words, masked and bounded. An
+ * error quotes what it refused, and a hostile argument must not make the
+ * reply as large as itself (a 10 MB file name, a 10 MB working directory),
+ * carry a secret back into the transcript, or show where the host keeps
+ * its files.
+ *
+ * @since 0.1.0
+ */
+import type { Secrets } from "@spillway/core"
+
+/** Longest error text a model is handed, in characters. */
+export const MAX_ERROR_CHARS = 2_000
+
+/** How replies are made safe: the masker, and absolute paths shown by a name instead. */
+export interface Options {
+  readonly masker?: Secrets.Masker | undefined
+  /** Absolute paths and what to show instead, such as the output directory shown as "the output directory". */
+  readonly paths?: ReadonlyArray<readonly [path: string, shownAs: string]> | undefined
+}
+
+/** Cuts text longer than `max` characters in the middle, saying how much was left out. */
+export const cut = (text: string, max: number = MAX_ERROR_CHARS): string => {
+  if (text.length <= max) return text
+  const keep = Math.max(0, max - 60)
+  const head = text.slice(0, Math.ceil(keep * 0.7))
+  const tail = text.slice(text.length - Math.floor(keep * 0.3))
+  return `${head} [… ${text.length - head.length - tail.length} characters left out …] ${tail}`
+}
+
+/** An error text as a model may read it: paths replaced, cut to `MAX_ERROR_CHARS`, then masked. */
+export const safe = (text: string, options: Options = {}): string => {
+  let out = text
+  for (const [path, shownAs] of options.paths ?? []) if (path.length > 1) out = out.split(path).join(shownAs)
+  out = cut(out)
+  return options.masker !== undefined ? options.masker.maskText(out) : out
+}
