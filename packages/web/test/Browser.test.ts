@@ -13,7 +13,7 @@ const CHROMIUM = "/usr/bin/chromium"
 const hasChromium = Fs.existsSync(CHROMIUM)
 const MiB = 1024 * 1024
 const owner = "alice"
-const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+const secret = "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
 
 if (!hasChromium) {
   console.warn(`browser tests skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`)

@@ -7,7 +7,7 @@ import * as Path from "node:path"
 import { growing, keep, serveHere } from "./fixtures.js"
 
 const me = "alice"
-const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+const secret = "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
 let directory: string
 let server: Awaited<ReturnType<typeof serveHere>>
 let log: string
