@@ -11,6 +11,11 @@ import { maskPrinted } from "./Printed.js"
 export interface Output {
   readonly stdout: (text: string) => Effect.Effect<void>
   readonly stdoutBytes: (bytes: Uint8Array) => Effect.Effect<void>
+  /**
+   * Text printed whole, unmasked: only a credential the command made for the
+   * person who started it (the web view's address with its token).
+   */
+  readonly stdoutOwn: (text: string) => Effect.Effect<void>
   readonly stderr: (text: string) => Effect.Effect<void>
   readonly setExit: (status: number) => Effect.Effect<void>
 }
@@ -37,6 +42,7 @@ export const processOutput = (): Output & { status: number } => {
     // text is masked on the way out; bytes are saved output, masked when they were kept
     stdout: (text: string) => write(process.stdout, maskPrinted(text)),
     stdoutBytes: (bytes: Uint8Array) => write(process.stdout, bytes),
+    stdoutOwn: (text: string) => write(process.stdout, text),
     stderr: (text: string) => write(process.stderr, maskPrinted(text)),
     setExit: (status: number) => Effect.sync(() => void (o.status = status))
   }

@@ -57,7 +57,8 @@ export const serve = (options: ServeCommand.ServeOptions) =>
           run_command: { read: Handlers.hint, grep: Handlers.grepHint }
         }
       }).pipe(Effect.mapError((e) => new Exit2({ message: `cannot serve on ${options.bind} port ${options.port}: ${reason(e)}` })))
-      yield* out.stdout(`${started.url}\n`)
+      // the address carries the token this command made for whoever started it: printed whole, not masked
+      yield* out.stdoutOwn(`${started.url}\n`)
       yield* out.stderr("spillway: serving a read-only view of kept output; Ctrl-C stops it\n")
       return yield* Effect.never
     }))
