@@ -405,16 +405,16 @@ if (want("lease")) {
     const through = []
     for (let i = 0; i < 5; i++) through.push(yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 8_000 }), view.retention.cursor))
     // the same spool, read here: the host's records, spools and cursor key
-    const local = yield* Process.make().pipe(
-      Effect.provide(Layer.mergeAll(
-        NodeChild.layer(),
-        NodeBodies.layerWithout({ directory: Path.join(hostDir, "spools") }),
-        Secrets.layer({}),
-        Cursor.layerKey(new Uint8Array(Fs.readFileSync(Path.join(hostDir, "cursor.key")))),
-        Access.allowOwners
-      ))
-    )
-    const caller = { owner: me.owner, channel: `${leased.scope}/${me.channel}` }
+    // built in this scope, so the manager's store stays open while it pages
+    const localContext = yield* Layer.build(Layer.mergeAll(
+      NodeChild.layer(),
+      Cursor.layerKey(new Uint8Array(Fs.readFileSync(Path.join(hostDir, "cursor.key"))))
+    ).pipe(
+      Layer.provideMerge(NodeBodies.layerWithout({ directory: Path.join(hostDir, "spools") })),
+      Layer.provideMerge(Layer.mergeAll(Secrets.layer({}), Access.allowOwners))
+    ))
+    const local = yield* Process.make().pipe(Effect.provide(localContext))
+    const caller = { owner: me.owner, channel: JSON.stringify([leased.scope, me.channel]) }
     const here = []
     for (let i = 0; i < 5; i++) here.push(yield* pageAll((cursor) => local.poll(caller, { pid: job.pid, cursor, limit: 8_000 }), view.retention.cursor))
     if (through[0].bytes !== 4 * MiB || here[0].bytes !== 4 * MiB) throw new Error("a paging did not read the whole spool")

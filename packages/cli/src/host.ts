@@ -112,4 +112,6 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
 
 main(process.argv.slice(3)).then((code) => {
   process.exitCode = code
+  // a stopped host reads no more: an open stdin (a controller that is still there) must not keep it alive
+  process.stdin.destroy()
 })

@@ -400,6 +400,25 @@ describe("bad input", () => {
   })
 })
 
+describe("spillway host --stdio", () => {
+  it("ends on SIGTERM while its controller still holds stdin open", async () => {
+    const dir = tempDir()
+    Fs.writeFileSync(Path.join(dir, "credentials.json"), JSON.stringify({ credentials: { ci: "a-long-enough-credential" } }))
+    const child = spawn(process.execPath, [bin, "host", "--stdio", "--dir", Path.join(dir, "host"), "--credentials", Path.join(dir, "credentials.json")], {
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    // it is up once it made its identity
+    for (let i = 0; i < 100 && !Fs.existsSync(Path.join(dir, "host", "identity")); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(Fs.existsSync(Path.join(dir, "host", "identity"))).toBe(true)
+    const ended = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    child.kill("SIGTERM")
+    const code = await Promise.race([ended, new Promise<"still running">((r) => setTimeout(() => r("still running"), 5_000))])
+    if (code === "still running") child.kill("SIGKILL")
+    expect(code).toBe(0)
+    child.stdin.end()
+  })
+})
+
 describe("spillway grep with hostile patterns", () => {
   /** A saved file of `lines` lines of `width` random a and b: RE2's DFA gives up on the pattern below, and its NFA takes about a second a line. */
   const heavyFile = (lines: number, width: number) => {

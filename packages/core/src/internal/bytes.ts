@@ -50,6 +50,57 @@ export const countNewlines = (bytes: Uint8Array): number => {
   return n
 }
 
+/** Node's Buffer where the platform has one: its search for a byte sequence is native. Nothing here needs it. */
+const NativeBuffer = (globalThis as {
+  readonly Buffer?: {
+    readonly from: (buffer: ArrayBufferLike, offset: number, length: number) => Uint8Array & { toString(encoding: "latin1"): string }
+  }
+}).Buffer
+
+const asciiDecoder = new TextDecoder()
+
+/** Text of bytes that are all below 0x80: natively as Latin-1 where the platform can (the fastest decoding there is), else as UTF-8. @internal */
+export const decodeAscii = (bytes: Uint8Array): string =>
+  NativeBuffer !== undefined ? NativeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("latin1") : asciiDecoder.decode(bytes)
+
+/**
+ * A search for a byte sequence in `haystack`: the platform's native one when
+ * it has one (Node's Buffer), otherwise a scan anchored on the needle's
+ * rarest-looking byte (the last byte above 0x7f, else a letter or digit
+ * seldom in text, else its last byte), each candidate checked whole.
+ * Returns `(needle, from) => index` or -1. @internal
+ */
+export const sequenceSearch = (
+  haystack: Uint8Array,
+  native: boolean = NativeBuffer !== undefined
+): (needle: Uint8Array, from?: number) => number => {
+  if (native && NativeBuffer !== undefined) {
+    const native = NativeBuffer.from(haystack.buffer, haystack.byteOffset, haystack.length) as Uint8Array & {
+      indexOf: (needle: Uint8Array, from?: number) => number
+    }
+    return (needle, from = 0) => native.indexOf(needle, from)
+  }
+  return (needle, from = 0) => {
+    if (needle.length === 0) return Math.min(from, haystack.length)
+    let k = needle.length - 1
+    for (let j = needle.length - 1; j >= 0; j--) {
+      if (needle[j]! >= 0x80 || "qjxzkvwyQJXZKVWY0123456789".includes(String.fromCharCode(needle[j]!))) {
+        k = j
+        break
+      }
+    }
+    const anchor = needle[k]!
+    for (let at = haystack.indexOf(anchor, from + k); at !== -1; at = haystack.indexOf(anchor, at + 1)) {
+      const start = at - k
+      if (start + needle.length > haystack.length) return -1
+      let j = 0
+      while (j < needle.length && haystack[start + j] === needle[j]) j++
+      if (j === needle.length) return start
+    }
+    return -1
+  }
+}
+
 /** True when every byte is below 0x80; reads eight bytes at a time where it can. */
 export const isAscii = (bytes: Uint8Array): boolean => {
   const n = bytes.length

@@ -1,9 +1,9 @@
-import { Buffer, isAscii } from "node:buffer"
 import { Clock, Effect } from "effect"
 import type * as Grep from "../Grep.js"
 import * as LineIndex from "../LineIndex.js"
 import type { StoreFailed } from "../Errors.js"
 import * as Utf8 from "../Utf8.js"
+import { decodeAscii, fromLatin1, isAscii, sequenceSearch } from "./bytes.js"
 
 const CHUNK = 1 << 20
 
@@ -139,8 +139,10 @@ export const grep = (
     const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMs
     const scan: GrepScan = { matches: [], more: false, clippedLines: 0, scannedLines: 0, stoppedAt: undefined }
     const size = Math.min(BLOCK, Math.max(file.size, 1))
-    const buf = Buffer.allocUnsafe(size)
-    const literal = matcher.literal !== undefined ? Buffer.from(matcher.literal, "latin1") : undefined
+    const buf = new Uint8Array(size)
+    // the literal's bytes, searched for natively where the platform can
+    const literal = matcher.literal !== undefined ? fromLatin1(matcher.literal) : undefined
+    const find = sequenceSearch(buf)
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
     let pos = 0 // file offset of the next read
     let blockStart = 0 // file offset of buf[0]
@@ -221,16 +223,21 @@ export const grep = (
         continue
       }
       const block = buf.subarray(0, cut)
+      // a match must end within the block
+      const inBlock = (needle: Uint8Array, from: number) => {
+        const at = find(needle, from)
+        return at === -1 || at + needle.length > cut ? -1 : at
+      }
       let go = true
       if (literal === undefined) {
         go = yield* search(decode(block), (k) => lineNo + k)
-      } else if (block.indexOf(literal) !== -1) {
+      } else if (inBlock(literal, 0) !== -1) {
         // only the lines holding the literal can match
         const starts: Array<number> = []
         const parts: Array<string> = []
         let counted = 0
         let countedLines = lineNo
-        for (let at = block.indexOf(literal); at !== -1;) {
+        for (let at = inBlock(literal, 0); at !== -1;) {
           const s = block.lastIndexOf(10, at) + 1
           const br = block.indexOf(10, at)
           const e = br === -1 ? cut : br
@@ -238,7 +245,7 @@ export const grep = (
           counted = s
           starts.push(countedLines)
           parts.push(decode(block.subarray(s, e)))
-          at = e + 1 < cut ? block.indexOf(literal, e + 1) : -1
+          at = e + 1 < cut ? inBlock(literal, e + 1) : -1
         }
         go = yield* search(parts.join("\n"), (k) => starts[k]!)
       }
@@ -254,8 +261,7 @@ export const grep = (
     return scan
   })
 
-const decode = (bytes: Uint8Array): string =>
-  isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("latin1") : Utf8.decodeLossy(bytes)
+const decode = (bytes: Uint8Array): string => (isAscii(bytes) ? decodeAscii(bytes) : Utf8.decodeLossy(bytes))
 
 const countLines = (text: string): number => {
   let n = 0
@@ -265,7 +271,7 @@ const countLines = (text: string): number => {
 
 const BLOCK = 1 << 20
 
-const countBreaks = (buf: Buffer, from: number, to: number): number => {
+const countBreaks = (buf: Uint8Array, from: number, to: number): number => {
   let n = 0
   let at = buf.indexOf(10, from)
   while (at !== -1 && at < to) {
