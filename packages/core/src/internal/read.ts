@@ -142,7 +142,6 @@ export const grep = (
     const buf = new Uint8Array(size)
     // the literal's bytes, searched for natively where the platform can
     const literal = matcher.literal !== undefined ? fromLatin1(matcher.literal) : undefined
-    const find = sequenceSearch(buf)
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
     let pos = 0 // file offset of the next read
     let blockStart = 0 // file offset of buf[0]
@@ -223,11 +222,7 @@ export const grep = (
         continue
       }
       const block = buf.subarray(0, cut)
-      // a match must end within the block
-      const inBlock = (needle: Uint8Array, from: number) => {
-        const at = find(needle, from)
-        return at === -1 || at + needle.length > cut ? -1 : at
-      }
+      const inBlock = sequenceSearch(block)
       let go = true
       if (literal === undefined) {
         go = yield* search(decode(block), (k) => lineNo + k)
