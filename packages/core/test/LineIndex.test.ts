@@ -31,6 +31,26 @@ describe("LineIndex", () => {
     expect(LineIndex.decode(LineIndex.encode(index))).toEqual(index)
   })
 
+  it.prop("checkpoints stay exact over chunks of many blocks, with few or many breaks", [
+    fc.integer({ min: 1, max: 60_000 }),
+    fc.integer({ min: 2, max: 300 }),
+    fc.array(fc.nat(60_000), { maxLength: 5 }),
+    fc.integer({ min: 1, max: 500 })
+  ], ([size, spacing, cuts, every]) => {
+    const bytes = new Uint8Array(size).map((_, i) => ((i * 7919) % spacing === 0 ? 10 : 97))
+    const b = LineIndex.builder(every)
+    let at = 0
+    for (const c of [...cuts].sort((x, y) => x - y)) {
+      const to = Math.max(at, Math.min(c, size))
+      b.push(bytes.subarray(at, to))
+      at = to
+    }
+    b.push(bytes.subarray(at))
+    const starts = lineStarts(bytes)
+    expect(b.result().checkpoints).toEqual(starts.filter((_, i) => i % every === 0).concat(starts.length === 0 ? [0] : []))
+    expect(b.newlines()).toBe(bytes.filter((x) => x === 10).length)
+  }, { fastCheck: { numRuns: 150 } })
+
   it("rejects bytes that are not an index", () => {
     expect(LineIndex.decode(new Uint8Array(40))).toBeUndefined()
     expect(LineIndex.decode(new TextEncoder().encode("SPWIDX01"))).toBeUndefined()
