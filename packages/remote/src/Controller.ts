@@ -72,13 +72,23 @@ export const socketStdio = (
   Layer.effect(
     Socket.Socket,
     NodeSocket.fromDuplex(
-      Effect.map(
-        Effect.acquireRelease(
-          Effect.sync(() => ChildProcess.spawn(file, [...args], { stdio: ["pipe", "pipe", "inherit"], env })),
-          (child) => Effect.sync(() => void child.kill("SIGTERM"))
-        ),
-        (child) => Duplex.from({ readable: child.stdout!, writable: child.stdin! })
-      )
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const child = ChildProcess.spawn(file, [...args], { stdio: ["pipe", "pipe", "inherit"], env })
+          return { child, duplex: Duplex.from({ readable: child.stdout!, writable: child.stdin! }) }
+        }),
+        ({ child, duplex }) =>
+          Effect.sync(() => {
+            // the host closes its pipes as it stops: once the socket is gone nobody
+            // listens, and a pipe closed early must not become an uncaught error
+            const ignore = () => {}
+            duplex.on("error", ignore)
+            child.stdin!.on("error", ignore)
+            child.stdout!.on("error", ignore)
+            child.stdin!.end()
+            child.kill("SIGTERM")
+          })
+      ).pipe(Effect.map(({ duplex }) => duplex))
     )
   )
 
