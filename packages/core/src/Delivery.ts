@@ -54,6 +54,14 @@ export const fitCount = <A>(
 ): Either.Either<Envelope.Fitted<A>, Envelope.EnvelopeTooSmall> =>
   Envelope.fitCount(min, max, build, budget, (value) => serialize(deliver(value)))
 
+/** `fitCount` for a `build` that makes results themselves. */
+export const fitResult = <D extends Delivered<object>>(
+  min: number,
+  max: number,
+  build: (n: number) => D,
+  budget: Envelope.Budget
+): Either.Either<Envelope.Fitted<D>, Envelope.EnvelopeTooSmall> => fitCount(min, max, build, budget, (d) => d)
+
 /** An argument of a call as a model types it: `key=value`. */
 export type Argument = readonly [key: string, value: string | number]
 
