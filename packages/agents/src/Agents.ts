@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import type { Access, Child, Envelope, Errors } from "@spillway/core"
+import type { Access, Child, Delivery, Envelope, Errors } from "@spillway/core"
 import { Body, Cursor, Secrets } from "@spillway/core"
 import { Context, Duration, Effect, Layer, Schedule, Schema, type Scope } from "effect"
 import { AgentConfig } from "./AgentConfig.js"
@@ -24,6 +24,7 @@ import type { AdmissionRefused, AgentRunning, BatchTooLarge } from "./internal/e
 import * as Command from "./internal/command.js"
 import * as Pages from "./internal/pages.js"
 import * as Registry from "./internal/registry.js"
+import * as Roster from "./internal/roster.js"
 import type * as State from "./internal/state.js"
 import * as Wait from "./internal/wait.js"
 
@@ -86,8 +87,9 @@ export type WaitRow = typeof WaitRow.Type
 
 /**
  * What a wait returns: the roster as a model reads it (`text`), and the
- * same facts as fields for programs. Each of the two fits the delivery
- * budget on its own: the text as it is read, the fields serialized.
+ * same facts as fields for programs. As delivered (`deliveredWait`: the
+ * text, and the facts without the previews it shows), it fits the delivery
+ * budget whole.
  */
 export const WaitResult = Schema.Struct({
   /** The roster as text: the notice, a line per agent with its preview and how to fetch the rest. */
@@ -130,6 +132,37 @@ export const ResultPage = Schema.Struct({
 
 /** A page of an agent's body. */
 export type ResultPage = typeof ResultPage.Type
+
+const { text: _pageText, ...pageFields } = ResultPage.fields
+
+/** What a program reads of a page of an agent's body; the page itself is the delivered text. */
+export const ResultFacts = Schema.Struct({
+  ...pageFields,
+  /** Code points at the start of the text that are the body; what follows them is the page's marker. */
+  content_chars: Schema.Number
+})
+
+/** What a program reads of a page of an agent's body. */
+export type ResultFacts = typeof ResultFacts.Type
+
+const { fetch: _fetch, preview: _preview, ...rowFields } = WaitRow.fields
+
+/** What a program reads of a row of a wait; its preview, and the call that fetches the whole body, are in the delivered text. */
+export const WaitRowFacts = Schema.Struct(rowFields)
+
+const { text: _waitText, agents: _agents, ...waitFields } = WaitResult.fields
+
+/** What a program reads of a wait; the roster with its previews is the delivered text. */
+export const WaitFacts = Schema.Struct({ agents: Schema.Array(WaitRowFacts), ...waitFields })
+
+/** What a program reads of a wait. */
+export type WaitFacts = typeof WaitFacts.Type
+
+/** A page of an agent's body as delivered: the page and its marker as text, the rest as facts. */
+export const deliveredPage: (page: ResultPage) => Delivery.Delivered<ResultFacts> = Pages.delivered
+
+/** A wait as delivered: the roster as text, its facts without the previews and calls the text shows. */
+export const deliveredWait: (result: WaitResult) => Delivery.Delivered<WaitFacts> = Roster.delivered
 
 /** The catalog as `spawn_agent` describes it. */
 export interface Catalog {

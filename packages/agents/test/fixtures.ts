@@ -1,6 +1,6 @@
 import { afterAll } from "@effect/vitest"
 import { AgentConfig, Agents } from "@spillway/agents"
-import { Access, Body, BodyFiles, type Child, Cursor, Manifests, Retention, Secrets } from "@spillway/core"
+import { Access, Body, BodyFiles, type Child, Cursor, Delivery, Manifests, Retention, Secrets } from "@spillway/core"
 import { NodeBodyFiles, NodeChild, SqlBackend, SqlManifests } from "@spillway/node"
 import { Deferred, Effect, Layer, type Scope } from "effect"
 import * as Fs from "node:fs"
@@ -148,8 +148,5 @@ export const waitFor = (r: Agents.Service, ids: ReadonlyArray<string>, timeoutMi
 /** Code points of a string. */
 export const codePoints = (s: string) => [...s].length
 
-/** True when both forms of a wait fit the budget on their own: the text a model reads, and the fields a program reads. */
-export const withinBudget = (r: Agents.WaitResult, budget = 12_000) => {
-  const { text, ...fields } = r
-  return codePoints(text) <= budget && codePoints(JSON.stringify(fields)) <= budget
-}
+/** True when a wait, as delivered (the text a model reads and the facts a program reads, together), fits the budget. */
+export const withinBudget = (r: Agents.WaitResult, budget = 12_000) => codePoints(Delivery.serialize(Agents.deliveredWait(r))) <= budget

@@ -88,12 +88,14 @@ export const fitCount = <A>(
  * The envelope carrying the longest prefix of `text` (whole code points)
  * that fits the budget; `build` receives the prefix and how many code points
  * it holds. Fails when the text is not empty and not even one code point
- * fits: a page that does not advance is never returned.
+ * fits: a page that does not advance is never returned. `render` is what
+ * the budget counts, as for `fitCount`.
  */
 export const fitText = <A>(
   text: string,
   build: (part: string, codePoints: number) => A,
-  budget: Budget
+  budget: Budget,
+  render: (value: A) => string = serialize
 ): Either.Either<Fitted<A>, EnvelopeTooSmall> => {
   // every code point costs at least one unit of the envelope, so no more than the limit can fit
   const window = Utf8.takeCodePoints(text, Math.max(0, budget.limit))
@@ -104,5 +106,5 @@ export const fitText = <A>(
     ends.push(i)
   }
   const min = window.length === 0 ? 0 : 1
-  return fitCount(min, ends.length - 1, (n) => build(window.slice(0, ends[n]), n), budget)
+  return fitCount(min, ends.length - 1, (n) => build(window.slice(0, ends[n]), n), budget, render)
 }

@@ -13,6 +13,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type * as Access from "./Access.js"
 import { Bodies, type OpenError, type Reader } from "./Body.js"
 import * as Cursor from "./Cursor.js"
+import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
 import { concat } from "./internal/bytes.js"
 import { InvalidRequest, type QuotaExceeded, StoreFailed } from "./Errors.js"
@@ -123,13 +124,111 @@ export type ReadError = Cursor.CursorError | OpenError | Envelope.EnvelopeTooSma
 
 const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString())
 
-const instructions = "Call get_tool_output with next_cursor for the rest, page by page, until truncated is false."
+const instructions = "Call get_tool_output with cursor=next_cursor for the rest; each page ends with the call for the next, and gives its cursor as cursor, until truncated is false."
 
 const Snapshot = Schema.parseJson(Schema.Array(Schema.Struct({
   title: Schema.optionalWith(Schema.String, { exact: true }),
   url: Schema.optionalWith(Schema.String, { exact: true }),
   text: Schema.String
 })))
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** What a program reads of a page of kept output; the page itself is the delivered text. */
+export const PageFacts = Schema.Struct({
+  /** True when more of the output follows this page. */
+  truncated: Schema.Boolean,
+  /** The cursor of the next page, when one follows: pass it to get_tool_output as `cursor`. */
+  cursor: optional(Schema.String),
+  /** The first code point of the output this page shows (0-based). */
+  offset: Schema.Number,
+  /** The first code point after this page; the next page starts there. */
+  next_offset: Schema.Number,
+  offset_unit: Schema.Literal("code_point"),
+  /** Code points at the start of the text that are the output; what follows them is the page's marker. */
+  content_chars: Schema.Number,
+  total_bytes: Schema.Number,
+  total_code_points: Schema.Number,
+  /** How the tool that produced the output ended, such as `exit 0`. */
+  status: Schema.String,
+  expires_at: Schema.String
+})
+
+/** What a program reads of a page of kept output. */
+export type PageFacts = typeof PageFacts.Type
+
+/** What a program reads of a page of a kept search; the matches are the delivered text. */
+export const SearchFacts = Schema.Struct({
+  truncated: Schema.Boolean,
+  /** The cursor of the next page, when one follows. */
+  cursor: optional(Schema.String),
+  /** Matches (or fragments of one) this page shows. */
+  matches: Schema.Number,
+  /** `showing X of Y returned matches; Z deferred` */
+  summary: Schema.String,
+  status: Schema.String,
+  expires_at: Schema.String
+})
+
+/** What a program reads of a page of a kept search. */
+export type SearchFacts = typeof SearchFacts.Type
+
+/** What a program reads of any get_tool_output result. */
+export const Facts = Schema.Union(PageFacts, SearchFacts)
+
+/** What a program reads of any get_tool_output result. */
+export type Facts = typeof Facts.Type
+
+/** The call that reads the page at a cursor. */
+const nextCall = (cursor: string) => Delivery.call(TOOL, [["cursor", cursor]])
+
+/** The marker after a page that is not the whole output: what it shows, and how to read on. */
+const pageMarker = (page: Page, end: number): string | undefined => {
+  if (page.offset === 0 && !page.truncated) return undefined
+  const shown = `Showing characters ${page.offset + 1}-${end} of ${page.total_code_points}`
+  if (page.next_cursor === undefined) return `[${shown}: the end of the output]`
+  const inLine = Delivery.endsMidLine(page.content) ? "; the page ends inside a line, which the next page goes on with" : ""
+  return `[${shown}${inLine}. Next: ${nextCall(page.next_cursor)}]`
+}
+
+/** A page as delivered: its content and marker as the text a model reads, the rest as facts. */
+export const delivered = (page: Page | SearchResults): Delivery.Delivered<Facts> => {
+  if (!("content" in page)) {
+    const text = [...page.matches.map((m) => [m.title, m.url, m.text].filter((x) => x !== undefined).join("\n")), page.summary].join("\n\n")
+    const more = page.next_cursor !== undefined ? `\n[Next: ${nextCall(page.next_cursor)}]` : ""
+    return {
+      text: text + more,
+      facts: {
+        truncated: page.truncated,
+        ...(page.next_cursor !== undefined ? { cursor: page.next_cursor } : {}),
+        matches: page.matches.length,
+        summary: page.summary,
+        status: page.status,
+        expires_at: page.expires_at
+      }
+    }
+  }
+  const chars = Delivery.contentChars(page.content)
+  const end = page.offset + chars
+  return {
+    text: Delivery.withMarker(page.content, pageMarker(page, end)),
+    facts: {
+      truncated: page.truncated,
+      ...(page.next_cursor !== undefined ? { cursor: page.next_cursor } : {}),
+      offset: page.offset,
+      next_offset: end,
+      offset_unit: page.offset_unit,
+      content_chars: chars,
+      total_bytes: page.total_bytes,
+      total_code_points: page.total_code_points,
+      status: page.status,
+      expires_at: page.expires_at
+    }
+  }
+}
+
+/** What the budget counts of a page: the page as delivered. */
+const measured = (page: Page | SearchResults) => Delivery.serialize(delivered(page))
 
 /**
  * The first result a model gets for a kept body whose masked text is
@@ -208,6 +307,12 @@ export interface Service {
   readonly getToolOutput: (cursor: string, caller: Access.Caller) => Effect.Effect<Page | SearchResults, ReadError>
   /** The cursor of a kept body's first page, for a tool that keeps output its own way (`run_command`). */
   readonly cursorFor: (id: string, offset?: number) => string
+  /**
+   * The offset, as cursors count it (code points), of a byte of a kept body
+   * (a code point boundary, such as the start of a line), for a caller
+   * `Access` lets read it: with `cursorFor`, a cursor into the middle of a line.
+   */
+  readonly offsetAtByte: (id: string, byte: number, caller: Access.Caller) => Effect.Effect<number, OpenError>
   /** Removes expired kept output; returns how many bodies were removed. */
   readonly sweep: Effect.Effect<number, StoreFailed>
 }
@@ -234,6 +339,24 @@ const readFrom = (body: Reader, offset: number, limit: number): Effect.Effect<st
     return Utf8.takeCodePoints(text.slice(start), limit)
   })
 
+
+/** The code point a byte of a body starts, counted as pages count them: from the nearest checkpoint, decoded. */
+const codePointAt = (body: Reader, byte: number): Effect.Effect<number, StoreFailed> =>
+  Effect.gen(function*() {
+    const checkpoints = body.manifest.checkpoints
+    const at = Math.max(0, Math.min(byte, body.size))
+    let k = checkpoints.length - 1
+    while (k > 0 && checkpoints[k]!.byte > at) k--
+    const cp = checkpoints[k] ?? { codePoint: 0, byte: 0 }
+    const parts: Array<Uint8Array> = []
+    for (let got = cp.byte; got < at;) {
+      const chunk = yield* body.read(got, at - got)
+      if (chunk.length === 0) break
+      parts.push(chunk)
+      got += chunk.length
+    }
+    return cp.codePoint + Utf8.codePointLength(Utf8.decodeLossy(concat(parts.length === 0 ? [new Uint8Array(0)] : parts)))
+  })
 
 /** Builds the evidence profile over the body store and a cursor key. */
 export const make = (options: Options = {}) =>
@@ -297,19 +420,19 @@ export const make = (options: Options = {}) =>
         Effect.mapError(() => new StoreFailed({ operation: "read the kept search snapshot", reason: "it is not a whole snapshot" }))
       )
 
-    const searchPage = (m: Manifest, snapshot: ReadonlyArray<SearchPage.Match>, from: SearchPage.Position) =>
-      Effect.map(
-        SearchPage.page(snapshot, from, (page): SearchResults => ({
-          tool: m.tool,
-          status: m.status,
-          matches: page.matches,
-          summary: page.summary,
-          ...(page.next !== undefined ? { next_cursor: codec.encode(m.id, page.next.match * SEARCH_SPAN + page.next.offset) } : {}),
-          truncated: page.truncated,
-          expires_at: iso(m.expiresAt)
-        }), budget),
-        (paged) => paged.value
-      )
+    const searchPage = (m: Manifest, snapshot: ReadonlyArray<SearchPage.Match>, from: SearchPage.Position) => {
+      const results = (page: SearchPage.Page): SearchResults => ({
+        tool: m.tool,
+        status: m.status,
+        matches: page.matches,
+        summary: page.summary,
+        ...(page.next !== undefined ? { next_cursor: codec.encode(m.id, page.next.match * SEARCH_SPAN + page.next.offset) } : {}),
+        truncated: page.truncated,
+        expires_at: iso(m.expiresAt)
+      })
+      // the envelope fitted is the page as delivered
+      return Effect.map(SearchPage.page(snapshot, from, (page) => Delivery.wire(delivered(results(page))), budget), (paged) => results(paged.page))
+    }
 
     const firstResult = (m: Manifest, text: string) => first(m, text, { budgetChars: budget.limit, cursor: (n) => codec.encode(m.id, n) })
 
@@ -341,7 +464,7 @@ export const make = (options: Options = {}) =>
             expires_at: iso(m.expiresAt)
           }
         }
-        return (yield* Envelope.fitText(text, page, budget)).value
+        return (yield* Envelope.fitText(text, page, budget, measured)).value
       }))
 
     return Evidence.of({
@@ -349,6 +472,8 @@ export const make = (options: Options = {}) =>
       retainSearch,
       getToolOutput,
       cursorFor: (id, offset = 0) => codec.encode(id, offset),
+      offsetAtByte: (id, byte, caller) =>
+        Effect.scoped(Effect.flatMap(bodies.open(caller, id), (body) => codePointAt(body, byte))),
       sweep: bodies.sweep
     })
   })

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Either, Schema } from "effect"
+import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
 import * as Utf8 from "./Utf8.js"
 
@@ -164,6 +165,8 @@ export const Lines = Schema.TaggedStruct("Lines", {
   next_line: optional(Schema.Number),
   /** Set when the page stopped inside its only line: that line is shown in part. */
   cut: optional(Schema.Boolean),
+  /** With `cut`: a cursor to the rest of that line, by byte. */
+  cursor: optional(Schema.String),
   note: optional(Schema.String)
 })
 
@@ -175,6 +178,101 @@ export const PollResult = Schema.Union(StatusView, Page, Lines)
 
 /** What a poll returns: the status view, a page by byte, or lines by number. */
 export type PollResult = typeof PollResult.Type
+
+/** What a program reads of the status view: the record; the newest lines are the delivered text. */
+export const StatusFacts = Schema.extend(Schema.Struct({ view: Schema.Literal("status") }), RetentionRecord)
+
+/** What a program reads of the status view. */
+export type StatusFacts = typeof StatusFacts.Type
+
+const { _tag: _pageTag, content: _pageContent, next_cursor: _nextCursor, ...pageFields } = Page.fields
+
+/** What a program reads of a page; the page itself is the delivered text. */
+export const PageFacts = Schema.Struct({
+  view: Schema.Literal("page"),
+  ...pageFields,
+  /** The cursor of the next page: present when more output follows, now or (while the job runs) later. */
+  cursor: optional(Schema.String),
+  /** Code points at the start of the text that are the output; what follows them is the page's marker. */
+  content_chars: Schema.Number
+})
+
+/** What a program reads of a page. */
+export type PageFacts = typeof PageFacts.Type
+
+const { _tag: _linesTag, content: _linesContent, ...linesFields } = Lines.fields
+
+/** What a program reads of lines read by number; the lines are the delivered text. */
+export const LinesFacts = Schema.Struct({
+  view: Schema.Literal("lines"),
+  ...linesFields,
+  /** Code points at the start of the text that are the lines; what follows them is the marker. */
+  content_chars: Schema.Number
+})
+
+/** What a program reads of lines read by number. */
+export type LinesFacts = typeof LinesFacts.Type
+
+/** What a program reads of any view of a job. */
+export type Facts = StatusFacts | PageFacts | LinesFacts
+
+/** The tool a job's views are read with. */
+const TOOL = "manage_process"
+
+/** The call that polls a job with some arguments. */
+const pollCall = (pid: number, args: ReadonlyArray<Delivery.Argument>) =>
+  Delivery.call(TOOL, [["action", "poll"], ["pid", pid], ...args])
+
+const midLine = (content: string) =>
+  Delivery.endsMidLine(content) ? "; the page ends inside a line, which the next page goes on with" : ""
+
+/** The marker after a page that is not the whole output: what it shows, and the call that reads on. */
+const pageMarker = (p: Page): string | undefined => {
+  if (p.offset === 0 && !p.truncated && p.next_cursor === undefined && p.note === undefined) return undefined
+  const shown = `Showing bytes ${p.offset}-${p.offset + p.shown_bytes} of ${p.emitted_bytes}`
+  const note = p.note !== undefined ? `; ${p.note}` : ""
+  if (p.next_cursor === undefined) return `[${shown}${note}: the end of the kept output]`
+  return `[${shown}${note}${p.truncated ? midLine(p.content) : ""}. Next: ${pollCall(p.pid, [["cursor", p.next_cursor]])}]`
+}
+
+/** The marker after lines that are not the whole output. */
+const linesMarker = (l: Lines): string | undefined => {
+  const last = l.first_line + l.lines - 1
+  if (l.first_line === 1 && l.next_line === undefined && l.cut !== true && l.note === undefined && last >= l.total_lines) return undefined
+  const shown = l.lines === 0 ? `Showing 0 lines of ${l.total_lines}` : `Showing lines ${l.first_line}-${last} of ${l.total_lines}`
+  const cut = l.cut === true
+    ? `; line ${l.first_line} is shown in part${l.cursor !== undefined ? `, the rest of it: ${pollCall(l.pid, [["cursor", l.cursor]])}` : ""}`
+    : ""
+  const note = l.note !== undefined ? `; ${l.note}` : ""
+  if (l.next_line === undefined) return `[${shown}${cut}${note}: the end of the output kept${l.status === "running" ? " so far" : ""}]`
+  return `[${shown}${cut}${note}. Next: ${pollCall(l.pid, [["line", l.next_line], ["lines", Math.max(1, l.lines)]])}]`
+}
+
+/**
+ * A view as delivered: the newest lines and the record, a page or lines
+ * with their marker as the text a model reads; the record or the page's
+ * fields as facts.
+ */
+export const delivered = (view: StatusView | Page | Lines): Delivery.Delivered<Facts> => {
+  switch (view._tag) {
+    case "StatusView":
+      return { text: view.text, facts: { view: "status", ...view.retention } }
+    case "Page": {
+      const { _tag, content, next_cursor, ...fields } = view
+      return {
+        text: Delivery.withMarker(content, pageMarker(view)),
+        facts: { view: "page", ...fields, ...(next_cursor !== undefined ? { cursor: next_cursor } : {}), content_chars: Delivery.contentChars(content) }
+      }
+    }
+    case "Lines": {
+      const { _tag, content, ...fields } = view
+      return { text: Delivery.withMarker(content, linesMarker(view)), facts: { view: "lines", ...fields, content_chars: Delivery.contentChars(content) } }
+    }
+  }
+}
+
+/** What the budget counts of a view: the view as delivered. */
+export const measured = (view: StatusView | Page | Lines): string => Delivery.serialize(delivered(view))
 
 /** The label before the record. */
 export const RECORD_LABEL = "[output retention]"
@@ -252,7 +350,7 @@ export const statusView = (input: StatusInput): Either.Either<StatusView, Envelo
     return { _tag: "StatusView", output, retention, text: render(output, retention) }
   }
   const fit = (max: number, build: (n: number) => StatusView) =>
-    Envelope.fitCount(0, max, build, input.budget, (v) => v.text)
+    Envelope.fitCount(0, max, build, input.budget, measured)
   if (input.tail === "withheld" || input.tail.bytes.length === 0) return Either.map(fit(0, () => view("", [])), (f) => f.value)
   const { bytes, start } = input.tail
   const end = start + bytes.length
@@ -308,7 +406,7 @@ export interface PageInput {
 
 /**
  * The page at `offset`: the most whole code points, up to `limit` bytes,
- * whose serialized envelope fits the budget. A page that has bytes to show
+ * whose result, as delivered (`delivered`), fits the budget. A page that has bytes to show
  * advances by at least one code point, or fails explicitly.
  */
 export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeTooSmall> => {
@@ -339,7 +437,7 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
       truncated,
       ...(truncated || running ? { next_cursor: input.cursorAt(next) } : {}),
       ...(jump ? { note: then.note } : {}),
-      ...(!truncated && running ? { note: "the job is still running: poll with next_cursor later for what it writes next" } : {}),
+      ...(!truncated && running ? { note: "the job is still running: poll again later with this page's cursor for what it writes next" } : {}),
       ...(!truncated && !running && input.segment === undefined && a.retained < a.emitted
         ? { note: `this is the end of the retained output; ${a.emitted - a.retained} emitted bytes were not retained` }
         : {})
@@ -348,5 +446,5 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
   const max = Math.min(input.limit, bytes.length)
   let min = max === 0 ? 0 : 1
   while (min < max && !Utf8.isByteBoundary(bytes, min)) min++
-  return Either.map(Envelope.fitCount(min, max, build, input.budget), (f) => f.value)
+  return Either.map(Envelope.fitCount(min, max, build, input.budget, measured), (f) => f.value)
 }

@@ -74,6 +74,8 @@ export type ReadError = OpenError | SpillPolicyRefused | InvalidRequest
 export interface ReadOptions {
   readonly offset?: number | undefined
   readonly limit?: number | undefined
+  /** Most bytes of this page, within the profile's `maxPageBytes`; a page that would hold more stops at a whole line, or inside its only line. */
+  readonly maxBytes?: number | undefined
 }
 
 /** Which lines a read selects and where to continue. */
@@ -81,6 +83,8 @@ export interface PageInfo {
   readonly filename: string
   /** First line of the page (1-indexed). */
   readonly offset: number
+  /** The byte the page's first line starts at. */
+  readonly startByte: number
   /** Lines in the page. */
   readonly lines: number
   readonly totalLines: number
@@ -124,6 +128,8 @@ export interface GrepOptions {
   /** Most matches to return; 100 by default. */
   readonly maxResults?: number | undefined
   readonly ignoreCase?: boolean | undefined
+  /** The first line searched (1-indexed); 1 by default. A search goes on from the line after its last match. */
+  readonly fromLine?: number | undefined
 }
 
 /** The read capability: paging and searching saved output, for the caller in context. */
@@ -273,6 +279,7 @@ export const makeRead = (options: Options = {}) =>
     const info = (s: Effect.Effect.Success<ReturnType<typeof select>>, end: number): PageInfo => ({
       filename: s.file.filename,
       offset: s.first,
+      startByte: s.start,
       lines: end - s.first,
       totalLines: s.index.lines,
       totalBytes: s.file.size,
@@ -284,7 +291,8 @@ export const makeRead = (options: Options = {}) =>
         Effect.scoped(Effect.gen(function*() {
           const s = yield* select(filename, read)
           // the selection whole, or whole lines up to the page limit, or part of a single huge line
-          const page = yield* Read.linePage(s.file, s.index, s, o.maxPageBytes)
+          const maxBytes = read.maxBytes === undefined ? o.maxPageBytes : Math.max(4, Math.min(read.maxBytes, o.maxPageBytes))
+          const page = yield* Read.linePage(s.file, s.index, s, maxBytes)
           return {
             ...info(s, s.first + page.lines),
             text: Utf8.decodeLossy(page.bytes),
@@ -306,11 +314,17 @@ export const makeRead = (options: Options = {}) =>
               reason: `must be between 1 and ${o.maxResultsLimit}, got ${maxResults}`
             })
           }
+          const fromLine = Math.max(1, yield* checkCount("fromLine", grep.fromLine))
           const matcher = yield* Grep.compile(pattern, { ignoreCase: grep.ignoreCase })
           yield* patterns.prepare(matcher)
           const file = yield* open(filename)
           const index = yield* Read.indexOf(file, built)
+          if (fromLine > Math.max(index.lines, 1)) {
+            return yield* new InvalidRequest({ argument: "offset", reason: `line ${fromLine} is past the end: ${filename} has ${index.lines} lines` })
+          }
           const scan = yield* Read.grep(file, index, matcher, patterns, {
+            fromByte: yield* Read.locate(file, index, fromLine),
+            fromLine,
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,

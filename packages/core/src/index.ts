@@ -25,6 +25,8 @@ export * as Cursor from "./Cursor.js"
 export * as Evidence from "./Evidence.js"
 /** Fitting a result to a delivery budget, envelope and all. */
 export * as Envelope from "./Envelope.js"
+/** What one tool call delivers (text for a model, facts for programs) and how the budget counts it. */
+export * as Delivery from "./Delivery.js"
 /** Pages of a ranked search snapshot within a budget. */
 export * as SearchPage from "./SearchPage.js"
 /** Emergency compression of results already in context. */

@@ -36,13 +36,17 @@ export const keyFileOf = (options: NodeBodies.Options = {}): string => Path.join
 
 /**
  * The delivery budget from configuration, `tools.tool_output_max_chars`
- * (environment: `TOOLS_TOOL_OUTPUT_MAX_CHARS`), read once when the layer is
- * built; 12,000 characters when unset.
+ * (in the environment `TOOLS_TOOL_OUTPUT_MAX_CHARS`, or
+ * `tools_tool_output_max_chars` as Effect's environment provider spells the
+ * path), read once when the layer is built; 12,000 characters when unset,
+ * and at least 2,000, which a result's facts, marker and cursors need
+ * beside any content.
  */
 export const budgetConfig: Config.Config<number> = Config.integer("tool_output_max_chars").pipe(
   Config.nested("tools"),
+  Config.orElse(() => Config.integer("TOOLS_TOOL_OUTPUT_MAX_CHARS")),
   Config.withDefault(12_000),
-  Config.validate({ message: "must be at least 200 characters", validation: (n) => n >= 200 })
+  Config.validate({ message: "must be at least 2,000 characters", validation: (n) => n >= 2_000 })
 )
 
 /** The profile over the bodies in context, the budget from configuration unless given. */

@@ -3,8 +3,9 @@
  * retained evidence, scratch captures, job spools and their records) in the output directory
  * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), all acting for one
  * caller (`SPILLWAY_OWNER`, or the user's name, on channel
- * `SPILLWAY_CHANNEL`, or `mcp`). The read-only server holds only the read
- * tools, over read-only grants.
+ * `SPILLWAY_CHANNEL`, or `mcp`). Every tool fits its results to one budget,
+ * `tools.tool_output_max_chars` (12,000 characters by default). The
+ * read-only server holds only the read tools, over read-only grants.
  *
  * @since 0.1.0
  */
@@ -13,7 +14,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Access, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
+import { Access, Delivery, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
 import * as NodeBodies from "./NodeBodies.js"
 import * as NodeChild from "./NodeChild.js"
 import * as NodeEvidence from "./NodeEvidence.js"
@@ -39,6 +40,10 @@ const callerFromEnv = (): Process.Caller => NodeBodies.callerFromEnv("mcp")
 /** How long the server keeps what it saves: a day, as the evidence profile's source design says, whatever the profile. */
 const DAY = 24 * 60 * 60 * 1000
 
+/** A layer made with the server's one delivery budget, read from configuration when it is built. */
+const withBudget = <A, E, R>(make: (budgetChars: number) => Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(Effect.map(Effect.orDie(NodeEvidence.budgetConfig), make))
+
 const pieces = (options: Options) => {
   const directory = NodeBodies.directoryOf(options)
   // one body store for every profile the server serves, so every view reads the same bodies through the same checks
@@ -51,12 +56,16 @@ const pieces = (options: Options) => {
   )
   return {
     directory,
-    // pages stay well inside the 64 KiB model ceiling; longer selections go on with next_offset
+    // read_spill reads no more than its budget can show; longer selections go on with next_offset
     spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
     bodies,
-    processes: Process.layer().pipe(Layer.provide(NodeChild.layer())),
+    processes: withBudget((budgetChars) => Process.layer({ budgetChars })).pipe(Layer.provide(NodeChild.layer())),
     // scratch captures are bodies of the same store, in its `scratch` pool
-    shared: Layer.merge(Handlers.layerCaller(options.caller ?? callerFromEnv()), ToolOutput.layer())
+    shared: Layer.mergeAll(
+      Handlers.layerCaller(options.caller ?? callerFromEnv()),
+      ToolOutput.layer(),
+      withBudget((limit) => Layer.succeed(Delivery.Budget, { limit }))
+    )
   }
 }
 
@@ -147,7 +156,7 @@ const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "read
       AgentHandlers.layer,
       Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
     ).pipe(
-      Layer.provideMerge(Agents.layer(definitions)),
+      Layer.provideMerge(withBudget((budgetChars) => Agents.layer(definitions, { budgetChars }))),
       Layer.provide(Layer.mergeAll(
         AgentConfig.layer(config).pipe(
           Layer.provide(AgentConfig.persistenceFile(Path.join(p.directory, ".agents", "config.json"))),

@@ -2,21 +2,25 @@
  * Handlers of the agent tools over the agent runtime: `spawn_agent` (whose
  * description a server takes from the live catalog), `wait_for_agents` and
  * `get_agent_results`. A wait's text is the roster a model reads and its
- * structured result the same facts as fields, each fitted to the budget.
+ * facts the same rows without their previews; a page's text is the page
+ * and its marker. Each result is fitted whole to the budget.
  *
  * @since 0.1.0
  */
 import { Agents } from "@spillway/agents"
 import { Effect } from "effect"
 import { ToolCaller } from "./Handlers.js"
+import * as Replies from "./Replies.js"
 import { AgentReadToolkit, AgentToolkit, ToolFailure } from "./Tools.js"
 
 const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ToolFailure, R> =>
   Effect.mapError(effect, (e) => {
     const error = e as { readonly _tag?: unknown; readonly message?: unknown }
+    const reason = typeof error._tag === "string" ? Replies.cut(error._tag, 64) : "Error"
     return new ToolFailure({
-      reason: typeof error._tag === "string" ? error._tag : "Error",
-      detail: typeof error.message === "string" ? error.message : String(e)
+      reason,
+      kind: Replies.kindOf(reason),
+      detail: Replies.safe(typeof error.message === "string" ? error.message : String(e))
     })
   })
 
@@ -39,16 +43,16 @@ const wait = (params: { readonly agent_ids: ReadonlyArray<string>; readonly time
   handled(Effect.gen(function*() {
     const caller = yield* ToolCaller
     const runtime = yield* Agents.AgentRuntime
-    const { text, ...result } = yield* runtime.waitForAgents(caller, { agentIds: params.agent_ids, timeoutMillis: params.timeout_ms ?? 60_000 })
-    return { text, result }
+    const { text, facts } = Agents.deliveredWait(yield* runtime.waitForAgents(caller, { agentIds: params.agent_ids, timeoutMillis: params.timeout_ms ?? 60_000 }))
+    return { text, ...facts }
   }))
 
 const results = (params: { readonly agent_id: string; readonly cursor?: string | undefined; readonly limit?: number | undefined }) =>
   handled(Effect.gen(function*() {
     const caller = yield* ToolCaller
     const runtime = yield* Agents.AgentRuntime
-    const page = yield* runtime.getAgentResults(caller, { agentId: params.agent_id, cursor: params.cursor, limit: params.limit })
-    return { text: page.text, page }
+    const { text, facts } = Agents.deliveredPage(yield* runtime.getAgentResults(caller, { agentId: params.agent_id, cursor: params.cursor, limit: params.limit }))
+    return { text, ...facts }
   }))
 
 /** Handlers of every agent tool. */

@@ -2,13 +2,17 @@
  * The tools' handlers: thin compositions of the capabilities. The read
  * handlers need only the read capabilities (`SpillRead`, `Evidence` for
  * paging, `ProcessRead`); the full set adds `SpillWrite`, the process spawn
- * and control capabilities and the platform's `CommandExecutor`. Every
- * failure becomes a `ToolFailure` whose message says what to do.
+ * and control capabilities and the child runner. Every result is the text
+ * a model reads and the facts a program reads, fitted together to the
+ * budget in context (`Delivery.Budget`), and every cut names the call that
+ * continues. Every failure becomes a `ToolFailure` whose message says what
+ * to do and whose kind says what went wrong.
  *
  * @since 0.1.0
  */
-import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Secrets, Spill, ToolOutput } from "@spillway/core"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Access, Child, Delivery, type Envelope, Evidence, Preview, Process, ProcessView, Secrets, Spill, Utf8 } from "@spillway/core"
+import { Duration, Effect, Either, Layer, Option } from "effect"
+import * as Views from "./internal/views.js"
 import * as Replies from "./Replies.js"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
 
@@ -31,8 +35,10 @@ export const grepHint: Preview.GrepHint = (pattern, filename) =>
 const failure = (e: unknown, masker: Secrets.Masker | undefined): ToolFailure => {
   const error = e as { readonly _tag?: unknown; readonly message?: unknown }
   const words = typeof error.message === "string" && error.message !== "" ? error.message : String(e)
+  const reason = typeof error._tag === "string" ? Replies.cut(error._tag, 64) : "Error"
   return new ToolFailure({
-    reason: typeof error._tag === "string" ? Replies.cut(error._tag, 64) : "Error",
+    reason,
+    kind: Replies.kindOf(reason),
     // the words quote what was refused: bounded and masked, whatever the argument was
     detail: Replies.safe(words, { masker })
   })
@@ -44,95 +50,67 @@ const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Tool
     Effect.flatMap(Effect.serviceOption(Secrets.Secrets), (masker) => Effect.fail(failure(e, Option.getOrUndefined(masker)))))
 
 const missing = (field: string, action: string) =>
-  new ToolFailure({ reason: "InvalidRequest", detail: `${action} needs ${field}` })
+  new ToolFailure({ reason: "InvalidRequest", kind: "InvalidRequest", detail: `${action} needs ${field}` })
+
+/** A result as a tool returns it: the text, then the facts. */
+const result = <F extends object>(delivered: Delivery.Delivered<F>): { readonly text: string } & F => ({ text: delivered.text, ...delivered.facts })
+
+/** Fits a result, or fails saying the budget is too small for it. */
+const fitted = <A>(fit: Either.Either<A, Envelope.EnvelopeTooSmall>) => Either.isRight(fit) ? Effect.succeed(fit.right) : Effect.fail(fit.left)
 
 const readSpill = (params: { readonly filename: string; readonly offset?: number | undefined; readonly limit?: number | undefined }) =>
   handled(Effect.gen(function*() {
-    const page = yield* Spill.readSpill(params.filename, { offset: params.offset, limit: params.limit })
-    // a marker when the page is not the whole file; where to go on is in next_offset
-    const partial = page.nextOffset !== undefined || page.offset > 1
-    const marker = Marker.format({
-      ranges: page.lines === 0 ? [] : [{ from: page.offset, to: page.offset + page.lines - 1 }],
-      totalLines: page.totalLines,
-      cutLine: page.cutLine
-    })
-    return {
-      text: partial ? `${page.text}${page.text === "" || page.text.endsWith("\n") ? "" : "\n"}${marker}` : page.text,
-      filename: page.filename,
-      offset: page.offset,
-      lines: page.lines,
-      total_lines: page.totalLines,
-      total_bytes: page.totalBytes,
-      ...(page.nextOffset !== undefined ? { next_offset: page.nextOffset } : {})
-    }
+    const budget = yield* Delivery.Budget
+    // no more than four bytes a character can fit the result
+    const page = yield* Spill.readSpill(params.filename, { offset: params.offset, limit: params.limit, maxBytes: budget.limit * 4 + 4 })
+    const lines = Views.linesOf(page.text)
+    if (page.cutLine === undefined && lines.length > 0) {
+      const whole = Delivery.fitResult(1, lines.length, (k) => Views.whole(page, lines, k), budget)
+      if (Either.isRight(whole)) return result(whole.right.value)
+    } else if (lines.length === 0) return result(Views.whole(page, lines, 0))
+    // its first line does not fit: its start, and a cursor to the rest of it
+    const caller = yield* ToolCaller
+    const evidence = yield* Evidence.Evidence
+    const lineStart = yield* evidence.offsetAtByte(page.filename, page.startByte, caller)
+    const line = lines[0]!
+    // a line shown whole is not cut: at least its last character (before its break) is left for the cursor
+    const most = Math.max(1, Utf8.codePointLength(line) - (page.cutLine !== undefined ? 0 : line.endsWith("\n") ? 2 : 1))
+    const part = yield* fitted(Delivery.fitResult(1, most, (n) =>
+      Views.cut(page, Utf8.takeCodePoints(line, n), evidence.cursorFor(page.filename, lineStart + n)), budget))
+    return result(part.value)
   }))
 
 const grepSpill = (params: {
   readonly pattern: string
   readonly filename: string
+  readonly offset?: number | undefined
   readonly max_results?: number | undefined
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
-    const output = yield* ToolOutput.ToolOutput
-    const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
-    const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
-    const summary = r.stoppedAtLine !== undefined
-      ? `[the search stopped at its deadline at line ${r.stoppedAtLine} of ${r.totalLines}: ${r.matches.length === 0 ? "no" : r.matches.length} matching lines before it; narrow the pattern]`
-      : r.matches.length === 0
-      ? `no line of ${r.filename} matches ${JSON.stringify(r.pattern)}`
-      : r.more
-      ? `[${r.matches.length} matching lines shown; more match: narrow the pattern or raise max_results]`
-      : ""
-    // many long matching lines could pass the model ceiling: the text keeps its head within it
-    const delivered = yield* output.deliver({
-      tool: "grep_spill",
-      output: [...lines, summary].filter((l) => l !== "").join("\n")
+    const budget = yield* Delivery.Budget
+    const r = yield* Spill.grepSpill(params.pattern, params.filename, {
+      maxResults: params.max_results,
+      ignoreCase: params.ignore_case,
+      fromLine: params.offset
     })
-    return {
-      text: delivered.body,
-      matches: r.matches.map((m) => ({ line: m.line, text: m.text, cut: m.cut })),
-      more: r.more,
-      total_lines: r.totalLines,
-      ...(r.stoppedAtLine !== undefined ? { stopped_at_line: r.stoppedAtLine } : {})
-    }
+    const from = params.offset ?? 1
+    const whole = Delivery.fitResult(0, r.matches.length, (k) => Views.shown(r, from, k), budget)
+    if (Either.isRight(whole) && (whole.right.count > 0 || r.matches.length === 0)) return result(whole.right.value)
+    // not even one matching line fits whole: the start of the first
+    const first = r.matches[0]!
+    const part = yield* fitted(Delivery.fitResult(0, Utf8.codePointLength(first.text), (n) =>
+      Views.shown({ ...r, matches: [{ line: first.line, text: Utf8.takeCodePoints(first.text, n), cut: true }], more: r.more || r.matches.length > 1 }, from, 1), budget))
+    return result(part.value)
   }))
 
 const getToolOutput = (params: { readonly cursor: string }) =>
   handled(Effect.gen(function*() {
     const caller = yield* ToolCaller
-    const page = yield* Evidence.getToolOutput(params.cursor, caller)
-    if ("content" in page) {
-      return {
-        text: page.content,
-        truncated: page.truncated,
-        ...(page.next_cursor !== undefined ? { cursor: page.next_cursor } : {}),
-        offset: page.offset,
-        offset_unit: page.offset_unit,
-        total_bytes: page.total_bytes,
-        status: page.status,
-        expires_at: page.expires_at
-      }
-    }
-    return {
-      text: [...page.matches.map((m) => [m.title, m.url, m.text].filter((x) => x !== undefined).join("\n")), page.summary].join("\n\n"),
-      truncated: page.truncated,
-      ...(page.next_cursor !== undefined ? { cursor: page.next_cursor } : {}),
-      offset_unit: "code_point" as const,
-      status: page.status,
-      expires_at: page.expires_at
-    }
+    return result(Evidence.delivered(yield* Evidence.getToolOutput(params.cursor, caller)))
   }))
 
-const viewResult = (result: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => {
-  if (result._tag === "StatusView") return { text: result.text, pid: result.retention.pid, retention: result.retention }
-  if (result._tag === "Lines") {
-    const { _tag, content, ...lines } = result
-    return { text: content, pid: result.pid, lines: { ...lines, text: content } }
-  }
-  const { _tag, content, ...page } = result
-  return { text: content, pid: result.pid, page: { ...page, text: content } }
-}
+const viewResult = (view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => result(ProcessView.delivered(view))
 
 type ProcessParams = {
   readonly action: string
@@ -172,16 +150,22 @@ const readProcess = (params: ProcessParams) =>
         return viewResult(view)
       }
       default: {
+        const budget = yield* Delivery.Budget
+        const skip = yield* skipOf(params.offset)
         const jobs = yield* read.list(caller)
-        const text = jobs.length === 0
-          ? "no jobs"
-          : jobs.map((j) =>
-            `pid ${j.pid}: ${j.status}${j.exit_code !== undefined ? ` (exit ${j.exit_code})` : j.signal !== undefined ? ` (${j.signal})` : ""}, ${j.emitted_bytes} bytes, ${j.command}`
-          ).join("\n")
-        return { text, jobs }
+        const rest = Math.max(0, jobs.length - skip)
+        return result((yield* handled(fitted(Delivery.fitResult(0, rest, (k) => Views.jobs(jobs, skip, k), budget)))).value)
       }
     }
   })
+
+/** How many jobs a listing skips: its `offset`, a whole number. */
+const skipOf = (offset: number | string | null | undefined) => {
+  const n = typeof offset === "string" ? (/^\s*\d{1,9}\s*$/.test(offset) ? Number(offset) : NaN) : offset ?? 0
+  return Number.isSafeInteger(n) && n >= 0
+    ? Effect.succeed(n)
+    : Effect.fail(new ToolFailure({ reason: "InvalidRequest", kind: "InvalidRequest", detail: "offset: for list, how many jobs to skip: a whole number, 0 or more" }))
+}
 
 /** Every action, reading ones included. */
 const manageProcess = (params: ProcessParams) =>
@@ -209,14 +193,22 @@ const manageProcess = (params: ProcessParams) =>
         if (params.data === undefined && params.close !== true) return yield* missing("data or close", "write_stdin")
         if (params.data !== undefined) yield* handled(control.writeStdin(caller, pid, params.data))
         if (params.close === true) yield* handled(control.closeStdin(caller, pid))
-        return { text: `wrote ${params.data === undefined ? 0 : new TextEncoder().encode(params.data).length} bytes to job ${pid}${params.close === true ? " and closed its stdin" : ""}`, pid }
+        const written = params.data === undefined ? 0 : Utf8.byteLength(params.data)
+        const closed = params.close === true
+        return {
+          text: `wrote ${written} bytes to job ${pid}${closed ? " and closed its stdin" : ""}`,
+          view: "stdin" as const,
+          pid,
+          bytes_written: written,
+          stdin_closed: closed
+        }
       }
       case "signal": {
         const pid = yield* pidOf(params)
         if (params.signal === undefined) return yield* missing("signal", "signal")
         const control = yield* Process.ProcessControl
         yield* handled(control.signal(caller, pid, params.signal))
-        return { text: `sent ${params.signal} to job ${pid}; poll or wait to see it end`, pid }
+        return { text: `sent ${params.signal} to job ${pid}; poll or wait to see it end`, view: "signal" as const, pid, signal: params.signal }
       }
       default:
         return yield* readProcess(params)
@@ -237,19 +229,31 @@ const runCommand = (params: { readonly command: string; readonly cwd?: string | 
     const status = Option.isSome(exit) ? exit.value : yield* child.terminate
     const code = timedOut ? null : status.status
     const kept = yield* capture.finish(code ?? 124)
-    const note = timedOut ? `\n[stopped after ${timeout} ms: the command did not finish]` : ""
-    return {
-      text: kept.text + note,
+    const cursor = kept.filename !== undefined ? evidence.cursorFor(kept.filename) : null
+    // after the preview, how to page the whole output when it was cut, then the exit status, always last
+    const whole = kept.truncated && kept.filename !== undefined && cursor !== null
+      ? `[The whole output is kept: ${Delivery.call("get_tool_output", [["cursor", cursor]])} pages it from the start; read_spill and grep_spill read it by line with filename=${kept.filename}]\n`
+      : ""
+    const ending = timedOut
+      ? `[exit code none: stopped after ${timeout} ms, its timeout; the command did not finish]`
+      : status.signal !== null
+      ? `[exit code ${status.status}: ended by ${status.signal}]`
+      : `[exit code ${status.status}]`
+    const facts = {
       exit_code: code,
       timed_out: timedOut,
       truncated: kept.truncated,
       filename: kept.filename ?? null,
-      cursor: kept.filename !== undefined ? evidence.cursorFor(kept.filename) : null
+      cursor
     }
+    const budget = yield* Delivery.Budget
+    // a preview of characters that escape long (control characters, quotes) can pass the budget: its middle gives way
+    const delivered = yield* fitted(Delivery.squeeze(kept.text, (preview) => ({ text: Delivery.withMarker(preview, `${whole}${ending}`), facts }), budget))
+    return result(delivered)
   })))
 
 /** What the read handlers use. */
-export type ReadNeeds = ToolCaller | Spill.SpillRead | Evidence.Evidence | Process.ProcessRead | ToolOutput.ToolOutput
+export type ReadNeeds = ToolCaller | Spill.SpillRead | Evidence.Evidence | Process.ProcessRead
 
 /** What the full set of handlers uses. */
 export type FullNeeds =

@@ -1,23 +1,29 @@
 /**
  * Every model-facing operation as an @effect/ai `Tool`: Schema parameters,
- * success and failure, with the read-only annotation on tools that only
- * read. Toolkits are grouped by capability: `ReadToolkit` holds no tool that
- * writes, spawns or signals, so a host that grants reading alone builds it
- * and nothing else. Every success carries `text`, what a model reads; the
- * other fields are the same facts for programs.
+ * success and failure, with annotations that say what a tool may do (read
+ * only, destructive, idempotent, reaching outside the kept output). Toolkits
+ * are grouped by capability: `ReadToolkit` holds no tool that writes, spawns
+ * or signals, so a host that grants reading alone builds it and nothing
+ * else. Every success is `text`, what a model reads (a preview or a page,
+ * its marker and the exact call that continues), and facts for programs
+ * (`Facts`, the tool's output schema over MCP), which never repeat the text;
+ * the two together fit the delivery budget.
  *
  * @since 0.1.0
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { Agents } from "@spillway/agents"
-import { Process, ProcessView } from "@spillway/core"
-import { Schema } from "effect"
+import { Evidence, Process, ProcessView } from "@spillway/core"
+import { Context, Schema } from "effect"
+import * as Replies from "./Replies.js"
 
-/** Why a tool call failed, in words a model can act on. */
+/** Why a tool call failed, in words a model can act on, and of what kind, for programs. */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
-  /** The error's tag, such as `SpillNotFound` or `CursorError`. */
+  /** The error's tag, such as `NotFound` or `CursorError`. */
   reason: Schema.String,
+  /** The kind of failure, from a small stable set (`Replies.ErrorKind`). */
+  kind: Replies.ErrorKind,
   detail: Schema.String
 }) {
   override get message() {
@@ -25,162 +31,248 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure"
   }
 }
 
-const Pid = Schema.Int.pipe(Schema.positive(), Schema.annotations({ description: "the job's pid, as start or list gave it" }))
+/** The schema of a tool's facts: its success without `text`, declared over MCP as the tool's output schema. */
+export class Facts extends Context.Tag("@spillway/tools/Facts")<Facts, Schema.Schema.Any>() {}
 
-/** `read_spill`: lines of a saved output by file name. */
-export const ReadSpill = Tool.make("read_spill", {
-  description:
-    "Read lines of a saved command output by its file name (from a preview's `Full output:` or `filename`). Pages are whole lines; continue from next_offset.",
-  parameters: {
-    filename: Schema.String.annotations({ description: "the saved file's name, e.g. 2026-11-30T04-44-54-123Z-ab12cd.log" }),
-    offset: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))).annotations({ description: "first line, 1-indexed; 1 by default" }),
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_000))).annotations({ description: "most lines; 2,000 by default" })
-  },
-  success: Schema.Struct({
-    text: Schema.String,
-    filename: Schema.String,
-    offset: Schema.Number,
-    lines: Schema.Number,
-    total_lines: Schema.Number,
-    total_bytes: Schema.Number,
-    next_offset: Schema.optional(Schema.Number)
-  }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Readonly, true)
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
-/** `grep_spill`: matching lines of a saved output. */
-export const GrepSpill = Tool.make("grep_spill", {
-  description:
-    "Search a saved command output for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped).",
-  parameters: {
-    pattern: Schema.String,
-    filename: Schema.String,
-    max_results: Schema.optional(Schema.Int.pipe(Schema.between(1, 1_000))).annotations({ description: "most matching lines; 100 by default" }),
-    ignore_case: Schema.optional(Schema.Boolean)
-  },
-  success: Schema.Struct({
-    text: Schema.String,
-    matches: Schema.Array(Schema.Struct({ line: Schema.Number, text: Schema.String, cut: Schema.Boolean })),
-    more: Schema.Boolean,
-    total_lines: Schema.Number,
-    /** Set when the search reached its deadline first: the line it had got to. */
-    stopped_at_line: Schema.optional(Schema.Number)
-  }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Readonly, true)
+const described = <S extends Schema.Schema.Any>(schema: S, description: string): S => schema.annotations({ description }) as S
 
-/** `get_tool_output`: the next page of retained output. */
-export const GetToolOutput = Tool.make("get_tool_output", {
-  description:
-    "Read the next page of a tool's retained output with the cursor a result gave; follow each page's cursor until truncated is false. Reads the kept output; it never runs anything again.",
-  parameters: { cursor: Schema.String },
-  success: Schema.Struct({
-    text: Schema.String,
-    truncated: Schema.Boolean,
-    cursor: Schema.optional(Schema.String),
-    offset: Schema.optional(Schema.Number),
-    offset_unit: Schema.Literal("code_point"),
-    total_bytes: Schema.optional(Schema.Number),
-    status: Schema.String,
-    expires_at: Schema.String
-  }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Readonly, true)
+/** A success: what a model reads, then the facts. */
+const withText = <F extends Schema.Schema.Any>(facts: F) =>
+  Schema.extend(Schema.Struct({ text: described(Schema.String, "what a model reads") }), facts)
 
-const processDescription = (actions: string) =>
-  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor or offset it shows the newest lines and an [output retention] record; pass that record's cursor to page the whole output, following next_cursor until truncated is false, or pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes. Actions: ${actions}.`
-
-const pollFields = {
-  pid: Schema.optional(Pid),
-  cursor: Schema.optional(Schema.NullOr(Schema.String)),
-  offset: Schema.optional(Schema.NullOr(Schema.Union(Schema.Int, Schema.String))).annotations({
-    description: "0, blank or absent: the status view; 1 or more: the page from that byte"
-  }),
-  limit: Schema.optional(Schema.Int).annotations({ description: "bytes per page, 4 to 8,000; 4,000 by default" }),
-  line: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))).annotations({
-    description: "for poll: read by line number (1-based) instead of by byte, in the head or the newest output"
-  }),
-  lines: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_000))).annotations({ description: "with line: how many lines; 200 by default" }),
-  timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 600_000))),
-  pattern: Schema.optional(Schema.String)
+/** What a tool may do, as its annotations say. */
+interface Hints {
+  readonly title: string
+  readonly readOnly: boolean
+  readonly destructive: boolean
+  readonly idempotent: boolean
+  readonly openWorld: boolean
 }
 
-/** A page of a job's output, as the tool gives it: the page's fields, its content as `text`. */
-const JobPage = Schema.extend(
-  Schema.Struct(ProcessView.Page.fields).pipe(Schema.omit("_tag", "content")),
-  Schema.Struct({ text: Schema.String })
-)
+/** A tool with its title, hints and facts schema annotated. */
+const annotated = <T extends Tool.Any>(tool: T, facts: Schema.Schema.Any, hints: Hints): T =>
+  (tool as unknown as Tool.Tool<string, {
+    readonly parameters: Tool.AnyParametersSchema
+    readonly success: Schema.Schema.Any
+    readonly failure: Schema.Schema.All
+    readonly failureMode: Tool.FailureMode
+  }>)
+    .annotate(Tool.Title, hints.title)
+    .annotate(Tool.Readonly, hints.readOnly)
+    .annotate(Tool.Destructive, hints.destructive)
+    .annotate(Tool.Idempotent, hints.idempotent)
+    .annotate(Tool.OpenWorld, hints.openWorld)
+    .annotate(Facts, facts) as unknown as T
 
-/** Lines of a job's output read by number, as the tool gives them. */
-const JobLines = Schema.extend(
-  Schema.Struct(ProcessView.Lines.fields).pipe(Schema.omit("_tag", "content")),
-  Schema.Struct({ text: Schema.String })
-)
+const reads = (title: string): Hints => ({ title, readOnly: true, destructive: false, idempotent: true, openWorld: false })
 
-const ProcessResult = Schema.Struct({
-  text: Schema.String,
-  pid: Schema.optional(Schema.Number),
-  retention: Schema.optional(ProcessView.RetentionRecord),
-  page: Schema.optional(JobPage),
-  lines: Schema.optional(JobLines),
-  jobs: Schema.optional(Schema.Array(Process.JobSummary))
+const Pid = described(Schema.Int.pipe(Schema.positive()), "the job's pid, as start or list gave it")
+
+const Filename = described(Schema.String, "the saved file's name, as a preview's `Full output:` or a result's `filename` gives it")
+
+/** Continuing: how every cut says to go on. */
+const CONTINUE = "Whenever a result is cut, its text ends with a marker and the exact call that continues."
+
+/** What a program reads of `read_spill`. */
+export const ReadSpillFacts = Schema.Struct({
+  filename: Schema.String,
+  /** The first line shown (1-based). */
+  offset: Schema.Number,
+  lines: Schema.Number,
+  total_lines: Schema.Number,
+  total_bytes: Schema.Number,
+  /** The line to read on from, when lines follow. */
+  next_offset: optional(Schema.Number),
+  /** Code points at the start of the text that are the lines; what follows them is the marker. */
+  content_chars: Schema.Number,
+  /** Set when the page shows only the start of its one line: the line, and how many of its characters are shown. */
+  cut_line: optional(Schema.Struct({ line: Schema.Number, shown_chars: Schema.Number })),
+  /** With `cut_line`: a get_tool_output cursor to the rest of that line. */
+  cursor: optional(Schema.String)
 })
 
+/** `read_spill`: lines of a saved output by file name. */
+export const ReadSpill = annotated(
+  Tool.make("read_spill", {
+    description:
+      `Read lines of a saved command output by its file name (from a preview's \`Full output:\` or a result's \`filename\`). Pages are whole lines within the result's 12,000-character budget; a page that is not the whole file ends with a marker and the call for the next (its line is next_offset). ${CONTINUE}`,
+    parameters: {
+      filename: Filename,
+      offset: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "the first line to read, 1-based; 1 by default")),
+      limit: optional(described(Schema.Int.pipe(Schema.between(1, 2_000)), "most lines to read, 1 to 2,000; 2,000 by default (fewer when they do not fit the result)"))
+    },
+    success: withText(ReadSpillFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  ReadSpillFacts,
+  reads("Read a saved output")
+)
+
+/** What a program reads of `grep_spill`. */
+export const GrepSpillFacts = Schema.Struct({
+  filename: Schema.String,
+  /** The matching lines the text shows, by number; `cut` when the text shows only a line's start. */
+  matches: Schema.Array(Schema.Struct({ line: Schema.Number, cut: Schema.Boolean })),
+  /** True when more lines may match past those shown: go on from `next_offset`. */
+  more: Schema.Boolean,
+  total_lines: Schema.Number,
+  /** Set when the search reached its deadline first: the line it had got to. */
+  stopped_at_line: optional(Schema.Number),
+  /** The line to search on from, when the search did not get to the end. */
+  next_offset: optional(Schema.Number)
+})
+
+/** `grep_spill`: matching lines of a saved output. */
+export const GrepSpill = annotated(
+  Tool.make("grep_spill", {
+    description:
+      `Search a saved command output for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped). Each match is shown as LINE: TEXT; when more lines may match, the text ends with the call that searches on from next_offset. ${CONTINUE}`,
+    parameters: {
+      pattern: described(Schema.String, "the regular expression a line must match, such as error|FAIL"),
+      filename: Filename,
+      offset: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "the first line to search, 1-based; 1 by default")),
+      max_results: optional(described(Schema.Int.pipe(Schema.between(1, 1_000)), "most matching lines, 1 to 1,000; 100 by default (fewer when they do not fit the result)")),
+      ignore_case: optional(described(Schema.Boolean, "match letters of either case; false by default"))
+    },
+    success: withText(GrepSpillFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  GrepSpillFacts,
+  reads("Search a saved output")
+)
+
+/** `get_tool_output`: the next page of retained output. */
+export const GetToolOutput = annotated(
+  Tool.make("get_tool_output", {
+    description:
+      `Read a page of a tool's kept output from a cursor a result gave (run_command's cursor, or the previous page's). A page that is not the last ends with a marker and the call for the next page, whose cursor is also the result's cursor field; go on until truncated is false. Reads the kept output; it never runs anything again. ${CONTINUE}`,
+    parameters: { cursor: described(Schema.String, "the cursor from run_command or from the previous page (its cursor field, or the call at the end of its text)") },
+    success: withText(Evidence.Facts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  Evidence.Facts,
+  reads("Page kept output")
+)
+
+const processDescription = (actions: string) =>
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows the newest lines and an [output retention] record; the record's next field is the exact call that pages the whole output from its start (with its cursor), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes. ${CONTINUE} Actions: ${actions}.`
+
+const pollFields = {
+  pid: optional(Pid),
+  cursor: optional(described(Schema.NullOr(Schema.String), "for poll: the cursor from the status record or from the previous page; it takes precedence over offset")),
+  offset: optional(
+    described(
+      Schema.NullOr(Schema.Union(described(Schema.Int, "a whole number"), described(Schema.String, "a whole number, as text"))),
+      "for poll: 0, blank or absent gives the status view, 1 or more the page from that byte; for list: how many jobs to skip"
+    )
+  ),
+  limit: optional(described(Schema.Int, "for poll: most bytes of a page, 4 to 8,000; 4,000 by default (fewer when they do not fit the result)")),
+  line: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "for poll: read by line number (1-based) instead of by byte, in the head or the newest output")),
+  lines: optional(described(Schema.Int.pipe(Schema.between(1, 2_000)), "for poll, with line: how many lines, 1 to 2,000; 200 by default")),
+  timeout_ms: optional(described(Schema.Int.pipe(Schema.between(0, 600_000)), "for wait: the longest wait in milliseconds, 0 to 600,000; 30,000 by default")),
+  pattern: optional(described(Schema.String, "for wait: a regular expression; the wait ends at the first new line that matches"))
+}
+
+/** What a program reads of `manage_process list`: the jobs, each command cut to a bounded length. */
+export const JobsFacts = Schema.Struct({
+  view: Schema.Literal("jobs"),
+  jobs: Schema.Array(Process.JobSummary),
+  /** Jobs the caller has in all. */
+  total: Schema.Number,
+  /** How many jobs to skip (`offset`) to list the next, when more follow. */
+  next_offset: optional(Schema.Number)
+})
+
+/** What a program reads of `manage_process write_stdin`. */
+export const StdinFacts = Schema.Struct({
+  view: Schema.Literal("stdin"),
+  pid: Schema.Number,
+  bytes_written: Schema.Number,
+  stdin_closed: Schema.Boolean
+})
+
+/** What a program reads of `manage_process signal`. */
+export const SignalFacts = Schema.Struct({ view: Schema.Literal("signal"), pid: Schema.Number, signal: Schema.String })
+
+/** What a program reads of `manage_process`, told apart by `view`. */
+export const ProcessFacts = Schema.Union(ProcessView.StatusFacts, ProcessView.PageFacts, ProcessView.LinesFacts, JobsFacts, StdinFacts, SignalFacts)
+
+/** What a program reads of the read-only `manage_process`. */
+export const ProcessReadFacts = Schema.Union(ProcessView.StatusFacts, ProcessView.PageFacts, ProcessView.LinesFacts, JobsFacts)
+
 /** `manage_process` with every action: start, poll, wait, write_stdin, signal, list. */
-export const ManageProcess = Tool.make("manage_process", {
-  description: processDescription("start (command, cwd?), poll, wait, write_stdin (data, close?), signal (signal), list"),
-  parameters: {
-    action: Schema.Literal("start", "poll", "wait", "write_stdin", "signal", "list"),
-    command: Schema.optional(Schema.String).annotations({ description: "for start: a shell line" }),
-    cwd: Schema.optional(Schema.String),
-    ...pollFields,
-    stdin: Schema.optional(Schema.Boolean).annotations({ description: "for start: keep stdin open for write_stdin" }),
-    keep_whole: Schema.optional(Schema.Boolean).annotations({
-      description: "for start: keep all the output (up to 1 GiB) rather than its first 4 MiB and newest 1 MiB"
-    }),
-    data: Schema.optional(Schema.String),
-    close: Schema.optional(Schema.Boolean),
-    signal: Schema.optional(Schema.String)
-  },
-  success: ProcessResult,
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Destructive, false)
+export const ManageProcess = annotated(
+  Tool.make("manage_process", {
+    description: processDescription("start (command, cwd?, stdin?, keep_whole?), poll, wait, write_stdin (data, close?), signal (signal), list"),
+    parameters: {
+      action: described(Schema.Literal("start", "poll", "wait", "write_stdin", "signal", "list"), "what to do"),
+      command: optional(described(Schema.String, "for start: the shell line to run, such as npm run build")),
+      cwd: optional(described(Schema.String, "for start: the directory to run it in; the server's own by default")),
+      ...pollFields,
+      stdin: optional(described(Schema.Boolean, "for start: keep stdin open for write_stdin; closed by default")),
+      keep_whole: optional(described(Schema.Boolean, "for start: keep all the output (up to 1 GiB) rather than its first 4 MiB and newest 1 MiB")),
+      data: optional(described(Schema.String, "for write_stdin: the text to write to the job's stdin")),
+      close: optional(described(Schema.Boolean, "for write_stdin: close the job's stdin after writing")),
+      signal: optional(described(Schema.String, "for signal: the signal to send to the job's process group, such as SIGTERM, SIGINT or SIGKILL"))
+    },
+    success: withText(ProcessFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  ProcessFacts,
+  { title: "Run and read background jobs", readOnly: false, destructive: true, idempotent: false, openWorld: true }
+)
 
 /** `manage_process` for readers: poll, wait and list only. */
-export const ManageProcessRead = Tool.make("manage_process", {
-  description: processDescription("poll, wait, list"),
-  parameters: { action: Schema.Literal("poll", "wait", "list"), ...pollFields },
-  success: ProcessResult,
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Readonly, true)
+export const ManageProcessRead = annotated(
+  Tool.make("manage_process", {
+    description: processDescription("poll, wait, list"),
+    parameters: { action: described(Schema.Literal("poll", "wait", "list"), "what to do"), ...pollFields },
+    success: withText(ProcessReadFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  ProcessReadFacts,
+  reads("Read background jobs")
+)
+
+/** What a program reads of `run_command`. */
+export const RunCommandFacts = Schema.Struct({
+  /** The exit status (128+N when signal N ended the command); null when it was stopped for its timeout. */
+  exit_code: Schema.NullOr(Schema.Number),
+  timed_out: Schema.Boolean,
+  /** True when the text is a preview: the output was cut, and the whole is kept. */
+  truncated: Schema.Boolean,
+  /** The saved output's name for read_spill and grep_spill, when it was cut and saved. */
+  filename: Schema.NullOr(Schema.String),
+  /** A get_tool_output cursor to the whole output from its start, when it was cut and saved. */
+  cursor: Schema.NullOr(Schema.String)
+})
 
 /** `run_command`: runs a shell line and returns its preview, keeping the whole output. */
-export const RunCommand = Tool.make("run_command", {
-  description:
-    "Run a shell line and get its output, or, when it is long, a preview (head, tail and the lines that report failures) with the saved file's name for read_spill and grep_spill and a cursor for get_tool_output.",
-  parameters: {
-    command: Schema.String,
-    cwd: Schema.optional(Schema.String),
-    timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(1, 3_600_000))).annotations({
-      description: "stop the command after this long (SIGTERM, then SIGKILL); 600,000 by default"
-    })
-  },
-  success: Schema.Struct({
-    text: Schema.String,
-    exit_code: Schema.NullOr(Schema.Number),
-    timed_out: Schema.Boolean,
-    truncated: Schema.Boolean,
-    filename: Schema.NullOr(Schema.String),
-    cursor: Schema.NullOr(Schema.String)
+export const RunCommand = annotated(
+  Tool.make("run_command", {
+    description:
+      `Run a shell line and get its output, or, when it is long, a preview (head, tail and the lines that report failures) with the saved file's name for read_spill and grep_spill and a cursor for get_tool_output, named in the text and in the filename and cursor fields. The text always ends with the exit status, such as [exit code 0]. ${CONTINUE}`,
+    parameters: {
+      command: described(Schema.String, "the shell line to run (sh -c), such as npm test 2>&1"),
+      cwd: optional(described(Schema.String, "the directory to run it in; the server's own by default")),
+      timeout_ms: optional(
+        described(Schema.Int.pipe(Schema.between(1, 3_600_000)), "stop the command after this many milliseconds (SIGTERM, then SIGKILL), 1 to 3,600,000; 600,000 by default")
+      )
+    },
+    success: withText(RunCommandFacts),
+    failure: ToolFailure,
+    failureMode: "return"
   }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Destructive, false)
+  RunCommandFacts,
+  { title: "Run a shell command", readOnly: false, destructive: true, idempotent: false, openWorld: true }
+)
 
 /** The tools a reader gets: nothing that writes, spawns or signals. */
 export const ReadToolkit = Toolkit.make(ReadSpill, GrepSpill, GetToolOutput, ManageProcessRead)
@@ -188,45 +280,59 @@ export const ReadToolkit = Toolkit.make(ReadSpill, GrepSpill, GetToolOutput, Man
 /** Every tool: the read tools, plus running commands and driving jobs. */
 export const FullToolkit = Toolkit.make(RunCommand, ReadSpill, GrepSpill, GetToolOutput, ManageProcess)
 
+/** What a program reads of `spawn_agent`. */
+export const SpawnFacts = Schema.Struct({ agent_id: Schema.String, max_lifetime_seconds: Schema.Number })
+
 /** `spawn_agent`: starts an agent from the catalog on a task; the description is the live catalog. */
-export const SpawnAgent = Tool.make("spawn_agent", {
-  description: "Start an agent from the catalog on a task; it runs in the background. Wait for it with wait_for_agents.",
-  parameters: {
-    agent: Schema.String.annotations({ description: "the agent's name in the catalog" }),
-    task: Schema.String
-  },
-  success: Schema.Struct({ text: Schema.String, agent_id: Schema.String, max_lifetime_seconds: Schema.Number }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Destructive, false)
+export const SpawnAgent = annotated(
+  Tool.make("spawn_agent", {
+    description: "Start an agent from the catalog on a task; it runs in the background. Wait for it with wait_for_agents.",
+    parameters: {
+      agent: described(Schema.String, "the agent's name in the catalog"),
+      task: described(Schema.String, "what the agent is to do, in words it is given as its task")
+    },
+    success: withText(SpawnFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  SpawnFacts,
+  { title: "Start an agent", readOnly: false, destructive: true, idempotent: false, openWorld: true }
+)
 
 /** `wait_for_agents`: a snapshot of agents once they finish or the timeout passes. */
-export const WaitForAgents = Tool.make("wait_for_agents", {
-  description:
-    "Wait until the agents finish or timeout_ms passes; returns each agent's status, iterations and a preview, and how to fetch its complete output with get_agent_results.",
-  parameters: {
-    agent_ids: Schema.Array(Schema.String).pipe(Schema.minItems(1)),
-    timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 3_600_000)))
-  },
-  // the roster a model reads, and the same facts for programs
-  success: Schema.Struct({ text: Schema.String, result: Agents.WaitResult.pipe(Schema.omit("text")) }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Readonly, true)
+export const WaitForAgents = annotated(
+  Tool.make("wait_for_agents", {
+    description:
+      "Wait until the agents finish or timeout_ms passes; returns each agent's status, iterations and a preview, and the exact get_agent_results call that fetches its complete output.",
+    parameters: {
+      agent_ids: described(Schema.Array(Schema.String).pipe(Schema.minItems(1)), "the agent_id of each agent to wait for, as spawn_agent gave it"),
+      timeout_ms: optional(described(Schema.Int.pipe(Schema.between(0, 3_600_000)), "the longest wait in milliseconds, 0 to 3,600,000; 60,000 by default"))
+    },
+    success: withText(Agents.WaitFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  Agents.WaitFacts,
+  reads("Wait for agents")
+)
 
 /** `get_agent_results`: pages of one agent's complete result or error body. */
-export const GetAgentResults = Tool.make("get_agent_results", {
-  description:
-    "Read an agent's complete result (or error) page by page: pass the cursor of each page until truncated is false. Pages are 4,000 bytes unless limit asks for up to 8,000.",
-  parameters: {
-    agent_id: Schema.String,
-    cursor: Schema.optional(Schema.String),
-    limit: Schema.optional(Schema.Int)
-  },
-  success: Schema.Struct({ text: Schema.String, page: Agents.ResultPage }),
-  failure: ToolFailure,
-  failureMode: "return"
-}).annotate(Tool.Readonly, true)
+export const GetAgentResults = annotated(
+  Tool.make("get_agent_results", {
+    description:
+      `Read an agent's complete result (or error) page by page. Pages are 4,000 bytes unless limit asks for up to 8,000; a page that is not the last ends with a marker and the call for the next, whose cursor is also the result's cursor field, until truncated is false. ${CONTINUE}`,
+    parameters: {
+      agent_id: described(Schema.String, "the agent's id, as spawn_agent gave it"),
+      cursor: optional(described(Schema.String, "the cursor of the previous page; none for the first")),
+      limit: optional(described(Schema.Int, "most bytes of a page, 4 to 8,000; 4,000 by default"))
+    },
+    success: withText(Agents.ResultFacts),
+    failure: ToolFailure,
+    failureMode: "return"
+  }),
+  Agents.ResultFacts,
+  reads("Read an agent's result")
+)
 
 /** The agent tools. */
 export const AgentToolkit = Toolkit.make(SpawnAgent, WaitForAgents, GetAgentResults)

@@ -46,6 +46,9 @@ const call = async (client: Client, name: string, args: Record<string, unknown>)
 
 const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 
+/** The content of a page: the code points of its text before the marker, as its facts count them. */
+const contentOf = (r: Result) => [...textOf(r)].slice(0, r.structuredContent!.content_chars).join("")
+
 describe("spillway mcp", () => {
   let client: Client
   let dir: string
@@ -73,28 +76,43 @@ describe("spillway mcp", () => {
     const s = run.structuredContent!
     expect(s).toMatchObject({ exit_code: 0, truncated: true, timed_out: false })
     expect(preview).toContain(`Full output: ${s.filename}]`)
-    expect(preview.length).toBeLessThanOrEqual(2_000 + 400)
+    // the 2,000-character preview, then how to page the whole output, then the exit status
+    expect(preview.length).toBeLessThanOrEqual(2_000 + 500)
+    expect(preview).toContain(`get_tool_output cursor=${s.cursor} pages it from the start`)
+    expect(preview.endsWith("\n[exit code 0]")).toBe(true)
     expect(preview).toContain("token=*")
     expect(preview).not.toContain(TOKEN.slice(4))
     // the saved file holds it all, masked
     expect(Fs.readFileSync(Path.join(dir, s.filename), "utf8")).not.toContain(TOKEN.slice(4))
 
     const page = await call(client, "read_spill", { filename: s.filename, offset: 150_000, limit: 3 })
-    expect(textOf(page)).toBe("150000\n150001\n150002\n[Showing lines 150000-150002 of 300002]")
+    expect(textOf(page)).toBe(`150000\n150001\n150002\n[Showing lines 150000-150002 of 300002. Next: read_spill filename=${s.filename} offset=150003]`)
     expect(page.structuredContent).toMatchObject({ offset: 150_000, lines: 3, total_lines: 300_002, next_offset: 150_003 })
 
     const grep = await call(client, "grep_spill", { filename: s.filename, pattern: "token=" })
     expect(textOf(grep)).toMatch(/^300001: deploy token=\*+$/)
-    // a thousand long matching lines are more than the 64 KiB model ceiling holds: the text keeps its head and says so
+    // a thousand long matching lines are more than one result holds: each result shows what fits and names the call that goes on
     const wide = await call(client, "run_command", { command: "for i in $(seq 1 1000); do printf 'match %0200d\\n' $i; done" })
-    const many = await call(client, "grep_spill", { filename: wide.structuredContent!.filename, pattern: "^match", max_results: 1_000 })
-    expect(many.structuredContent!.matches.length).toBe(1_000)
-    const manyText = textOf(many)
-    expect(manyText.startsWith(`1: match ${"0".repeat(199)}1\n`)).toBe(true)
-    expect(manyText).toMatch(/\n\[Showing lines 1-\d+ of 1000\]$/)
-    expect(Buffer.byteLength(JSON.stringify({ output: manyText }))).toBeLessThanOrEqual(65_536)
+    const wideFile = wide.structuredContent!.filename as string
+    const seen: Array<number> = []
+    let next: Record<string, unknown> | undefined = { filename: wideFile, pattern: "^match", max_results: 1_000 }
+    while (next !== undefined) {
+      const many = await call(client, "grep_spill", next)
+      const manyText = textOf(many)
+      expect(JSON.stringify(many).length).toBeLessThanOrEqual(12_000 + 200)
+      const shownLines = manyText.split("\n")
+      for (const m of many.structuredContent!.matches) {
+        expect(shownLines).toContain(`${m.line}: match ${String(m.line).padStart(200, "0")}`)
+        seen.push(m.line)
+      }
+      const more = /Next: grep_spill filename=(\S+) pattern="(\^match)" offset=(\d+)\]$/.exec(manyText)
+      expect(more !== null).toBe(many.structuredContent!.more)
+      next = more === null ? undefined : { filename: more[1], pattern: more[2], offset: Number(more[3]), max_results: 1_000 }
+    }
+    expect(seen).toEqual(Array.from({ length: 1_000 }, (_, i) => i + 1))
     const exact = await call(client, "grep_spill", { filename: s.filename, pattern: "^12345$" })
-    expect(exact.structuredContent!.matches).toEqual([{ line: 12345, text: "12345", cut: false }])
+    expect(exact.structuredContent!.matches).toEqual([{ line: 12345, cut: false }])
+    expect(textOf(exact)).toBe("12345: 12345")
 
     // get_tool_output pages the whole output from the cursor, contiguous, each within the budget
     let cursor: string | undefined = s.cursor
@@ -105,9 +123,10 @@ describe("spillway mcp", () => {
       expect(r.isError).toBeFalsy()
       const sc = r.structuredContent!
       expect(sc.offset_unit).toBe("code_point")
-      expect(sc.text).toBe(textOf(r))
-      expect(JSON.stringify(sc).length).toBeLessThanOrEqual(12_000)
-      whole += sc.text
+      // the page once, in the text; the whole result within the budget
+      expect(sc.text).toBeUndefined()
+      expect(JSON.stringify(r).length).toBeLessThanOrEqual(12_000 + 200)
+      whole += contentOf(r)
       pages++
       cursor = sc.truncated ? sc.cursor : undefined
     }
@@ -135,9 +154,11 @@ describe("spillway mcp", () => {
     expect(record).toMatchObject({ pid, status: "exited", exit_code: 0, not_retained_bytes: 0, capture_limit_loss_bytes: 0 })
     expect(record.retained_bytes).toBe(record.emitted_bytes)
     const first = await call(client, "manage_process", { action: "poll", pid, cursor: record.cursor, limit: 10 })
-    expect(first.structuredContent).toMatchObject({ text: "step 1\nste", truncated: true, offset: 0, next_offset: 10 })
+    expect(first.structuredContent).toMatchObject({ view: "page", truncated: true, offset: 0, next_offset: 10 })
+    expect(contentOf(first)).toBe("step 1\nste")
+    expect(textOf(first)).toBe(`step 1\nste\n[Showing bytes 0-10 of ${record.emitted_bytes}; the page ends inside a line, which the next page goes on with. Next: manage_process action=poll pid=${pid} cursor=${first.structuredContent!.cursor}]`)
     const second = await call(client, "manage_process", { action: "poll", pid, cursor: first.structuredContent!.cursor, limit: 10 })
-    expect(textOf(second)).toBe("p 2\nstep 3")
+    expect(contentOf(second)).toBe("p 2\nstep 3")
     const listed = await call(client, "manage_process", { action: "list" })
     expect(textOf(listed)).toContain(`pid ${pid}: exited (exit 0)`)
 
@@ -195,6 +216,7 @@ describe("spillway mcp --read-only", () => {
     expect(tools.map((t) => t.name).sort()).toEqual(["get_tool_output", "grep_spill", "manage_process", "read_spill"])
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true)
     expect(textOf(await call(client, "read_spill", { filename, offset: 4999 }))).toBe("4999\n5000\n[Showing lines 4999-5000 of 5000]")
+    for (const tool of tools) expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
     await expect(client.callTool({ name: "run_command", arguments: { command: "true" } })).rejects.toThrow(/Unknown tool: run_command/)
     const start = await call(client, "manage_process", { action: "start", command: "true" })
     expect(start.isError).toBe(true)
@@ -249,19 +271,24 @@ describe("spillway mcp --agents", () => {
     const waited = await call(client, "wait_for_agents", { agent_ids: [...ids, ids[0]], timeout_ms: 10_000 })
     const roster = waited.structuredContent!
     expect(roster.agents.map((r: { status: string }) => r.status)).toEqual(["completed", "failed"])
-    expect(roster.agents[0].preview.startsWith("answer to life: ****")).toBe(true)
+    // the previews are in the text only
+    expect(roster.agents[0].preview).toBeUndefined()
+    const rosterLine = textOf(waited).split("\n").indexOf(textOf(waited).split("\n").find((l) => l.startsWith(`${ids[0]} (echo): completed,`))!)
+    expect(textOf(waited).split("\n")[rosterLine + 1]).toBe(`  answer to life: ${"*".repeat(TOKEN.length)}`)
     expect(textOf(waited)).toContain(`get_agent_results agent_id=${ids[0]} cursor=`)
     let cursor: string | undefined
     let whole = ""
     do {
       const page = await call(client, "get_agent_results", { agent_id: ids[0], ...(cursor !== undefined ? { cursor } : {}) })
       expect(page.isError).toBeFalsy()
-      whole += textOf(page)
+      whole += contentOf(page)
       cursor = page.structuredContent!.cursor
+      if (cursor !== undefined) expect(textOf(page).endsWith(`Next: get_agent_results agent_id=${ids[0]} cursor=${cursor}]`)).toBe(true)
     } while (cursor !== undefined)
     expect(whole).toBe(`answer to life: ${"*".repeat(TOKEN.length)}\n` + Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join(""))
     const failed = await call(client, "get_agent_results", { agent_id: ids[1] })
-    expect(failed.structuredContent).toMatchObject({ kind: "error", status: "failed", text: "broken\n[/bin/sh ended with exit code 4]" })
+    expect(failed.structuredContent).toMatchObject({ kind: "error", status: "failed" })
+    expect(textOf(failed)).toBe("broken\n[/bin/sh ended with exit code 4]")
     const unknown = await call(client, "spawn_agent", { agent: "nobody", task: "x" })
     expect(unknown.isError).toBe(true)
     expect(textOf(unknown)).toContain("the catalog has echo, broken")
@@ -277,7 +304,8 @@ describe("spillway mcp --agents", () => {
     // the results are bodies of the server's store: a server started again reads them, and they expire in a day
     const again = await connect(["--agents", catalog], dir)
     const kept = await call(again.client, "get_agent_results", { agent_id: ids[1] })
-    expect(kept.structuredContent).toMatchObject({ kind: "error", status: "failed", text: "broken\n[/bin/sh ended with exit code 4]" })
+    expect(kept.structuredContent).toMatchObject({ kind: "error", status: "failed" })
+    expect(textOf(kept)).toBe("broken\n[/bin/sh ended with exit code 4]")
     expect(Date.parse(kept.structuredContent!.expires_at) - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000)
     const restored = await call(again.client, "wait_for_agents", { agent_ids: ids, timeout_ms: 0 })
     expect(restored.structuredContent!.audit.durable_results).toEqual(ids)

@@ -18,6 +18,9 @@ type Result = {
 
 const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 
+/** The content of a page: the code points of its text before the marker, as its facts count them. */
+const contentOf = (r: Result) => [...textOf(r)].slice(0, r.structuredContent!.content_chars).join("")
+
 /**
  * Big background jobs through the official MCP client: the end of the
  * output is kept beside its head, both can be read by line, and the dropped
@@ -87,13 +90,13 @@ describe("spillway mcp: the end of a big job", () => {
 
     const first = await call({ action: "poll", pid, line: 1, lines: 3 })
     expect(first.isError).toBeFalsy()
-    expect(textOf(first)).toBe("1\n2\n3\n")
-    expect(first.structuredContent).toMatchObject({ first_line: 1, lines: 3, total_lines: 2_000_001, next_line: 4 })
+    expect(textOf(first)).toBe(`1\n2\n3\n[Showing lines 1-3 of 2000001. Next: manage_process action=poll pid=${pid} line=4 lines=3]`)
+    expect(first.structuredContent).toMatchObject({ view: "lines", first_line: 1, lines: 3, total_lines: 2_000_001, next_line: 4, content_chars: 6 })
     const last = await call({ action: "poll", pid, line: 2_000_001 })
-    expect(textOf(last)).toBe("FINAL-LINE\n")
+    expect(textOf(last)).toBe("FINAL-LINE\n[Showing lines 2000001-2000001 of 2000001: the end of the output kept]")
     expect(last.structuredContent!.next_line).toBeUndefined()
     const window = await call({ action: "poll", pid, line: kept.ranges[1].from_line, lines: 2 })
-    expect(textOf(window)).toBe(`${kept.ranges[1].from_line}\n${kept.ranges[1].from_line + 1}\n`)
+    expect(contentOf(window)).toBe(`${kept.ranges[1].from_line}\n${kept.ranges[1].from_line + 1}\n`)
 
     const middle = await call({ action: "poll", pid, line: 1_000_000 })
     expect(middle.isError).toBe(true)
@@ -154,6 +157,7 @@ describe("spillway mcp: the end of a big job", () => {
     expect(textOf(read)).toContain("1000000")
     expect(textOf(read)).toContain("1000001")
     const grep = (await client.callTool({ name: "grep_spill", arguments: { filename, pattern: "^FINAL" } })) as unknown as Result
-    expect(grep.structuredContent!.matches).toEqual([{ line: 1_500_001, text: "FINAL-LINE", cut: false }])
+    expect(grep.structuredContent!.matches).toEqual([{ line: 1_500_001, cut: false }])
+    expect(textOf(grep)).toBe("1500001: FINAL-LINE")
   }, 120_000)
 })

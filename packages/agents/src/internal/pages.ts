@@ -1,7 +1,7 @@
 import type { Access, Body } from "@spillway/core"
-import { Envelope, Errors, Utf8 } from "@spillway/core"
+import { Delivery, Errors, Utf8 } from "@spillway/core"
 import { Effect } from "effect"
-import type { ResultPage, ResultsRequest } from "../Agents.js"
+import type { ResultFacts, ResultPage, ResultsRequest } from "../Agents.js"
 import { AgentRunning } from "./errors.js"
 import * as Roster from "./roster.js"
 import { type AgentOrigin, type Context, resolve, resourceOf } from "./state.js"
@@ -47,6 +47,21 @@ const readRange = (body: Body.Reader, position: number, length: number) =>
     return out.subarray(0, got)
   })
 
+/** The marker after a page that is not the whole body: what it shows, and the call that reads on. */
+const marker = (page: ResultPage): string | undefined => {
+  if (page.offset === 0 && !page.truncated) return undefined
+  const shown = `Showing bytes ${page.offset}-${page.next_offset} of ${page.original_bytes}`
+  if (page.cursor === undefined) return `[${shown}: the end of the ${page.kind}]`
+  const inLine = Delivery.endsMidLine(page.text) ? "; the page ends inside a line, which the next page goes on with" : ""
+  return `[${shown}${inLine}. Next: ${Delivery.call("get_agent_results", [["agent_id", page.agent_id], ["cursor", page.cursor]])}]`
+}
+
+/** A page as delivered: its text and marker for a model, the rest as facts. @internal */
+export const delivered = (page: ResultPage): Delivery.Delivered<ResultFacts> => {
+  const { text, ...fields } = page
+  return { text: Delivery.withMarker(text, marker(page)), facts: { ...fields, content_chars: Delivery.contentChars(text) } }
+}
+
 /** Tool metadata within its own allowance, so it never crowds out the body; how many tools it shows. */
 const toolsShown = (origin: AgentOrigin, allowance: number) => {
   let shown = origin.tools.length
@@ -58,7 +73,7 @@ const toolsShown = (origin: AgentOrigin, allowance: number) => {
  * A page of an agent's kept body: the body is opened through `Access`
  * (owner, channel, the host's authorizer, expiry) on every request, the
  * cursor must be this agent's, and the page is the most whole code points
- * up to `limit` bytes whose whole serialized result fits the budget; a page
+ * up to `limit` bytes whose whole result, as delivered, fits the budget; a page
  * that is not the last always advances. @internal
  */
 export const getAgentResults = (ctx: Context, caller: Access.Caller, request: ResultsRequest) =>
@@ -115,5 +130,5 @@ export const getAgentResults = (ctx: Context, caller: Access.Caller, request: Re
     const max = Math.min(limit, rest.length)
     let min = max === 0 ? 0 : 1
     while (min < max && !Utf8.isByteBoundary(rest, min)) min++
-    return (yield* Envelope.fitCount(min, max, page, ctx.budget)).value
+    return (yield* Delivery.fitCount(min, max, page, ctx.budget, delivered)).value
   }))

@@ -1,6 +1,6 @@
-import { Envelope, Utf8 } from "@spillway/core"
+import { Delivery, Envelope, Utf8 } from "@spillway/core"
 import { Either } from "effect"
-import type { WaitResult, WaitRow } from "../Agents.js"
+import type { WaitFacts, WaitResult, WaitRow } from "../Agents.js"
 import { isAgentId } from "./state.js"
 
 /** The visible notice of an interrupted wait. @internal */
@@ -107,20 +107,16 @@ export interface Ending {
   readonly durable: ReadonlyArray<string>
 }
 
-/** The fields of a result without its text: what a program reads. */
-const fieldsOf = ({ text: _text, ...fields }: WaitResult) => fields
+/** A wait as delivered: the roster as the text a model reads, the facts without the previews and calls the roster shows. @internal */
+export const delivered = ({ text, agents, ...fields }: WaitResult): Delivery.Delivered<WaitFacts> => ({
+  text,
+  facts: { agents: agents.map(({ fetch: _fetch, preview: _preview, ...row }) => row), ...fields }
+})
 
-/**
- * What the budget counts of a result: whichever of its two forms is larger,
- * the text a model reads or the serialized fields a program reads, so that
- * each fits on its own. @internal
- */
-export const measured = (result: WaitResult): string => {
-  const fields = JSON.stringify(fieldsOf(result))
-  return Envelope.sizeOf(result.text) >= Envelope.sizeOf(fields) ? result.text : fields
-}
+/** What the budget counts of a result: the result as delivered, text and facts together. @internal */
+export const measured = (result: WaitResult): string => Delivery.serialize(delivered(result))
 
-/** The result fitted to a budget: the largest preview share up to `maxShare` for which both forms fit. @internal */
+/** The result fitted to a budget: the largest preview share up to `maxShare` for which the result as delivered fits. @internal */
 export const fit = (entries: ReadonlyArray<Entry>, maxShare: number, ending: Ending, budget: Envelope.Budget) =>
   Envelope.fitCount(0, maxShare, (share) => result(entries, share, ending), budget, measured)
 

@@ -133,7 +133,15 @@ export const grep = (
   index: LineIndex.LineIndex,
   matcher: Grep.Matcher,
   engine: Grep.PatternEngine["Type"],
-  options: { readonly maxResults: number; readonly maxLineChars: number; readonly maxMatchChars: number; readonly deadlineMs: number }
+  options: {
+    readonly maxResults: number
+    readonly maxLineChars: number
+    readonly maxMatchChars: number
+    readonly deadlineMs: number
+    /** Where the search starts: a line start, and that line's number. */
+    readonly fromByte?: number | undefined
+    readonly fromLine?: number | undefined
+  }
 ): Effect.Effect<GrepScan, SpillIoError> =>
   Effect.gen(function*() {
     const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMs
@@ -143,9 +151,9 @@ export const grep = (
     // the literal's bytes, searched for natively where the platform can
     const literal = matcher.literal !== undefined ? fromLatin1(matcher.literal) : undefined
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
-    let pos = 0 // file offset of the next read
-    let blockStart = 0 // file offset of buf[0]
-    let lineNo = 1 // number of the line starting at buf[0]
+    let pos = options.fromByte ?? 0 // file offset of the next read
+    let blockStart = pos // file offset of buf[0]
+    let lineNo = options.fromLine ?? 1 // number of the line starting at buf[0]
     let skipping = false
 
     /**

@@ -1,5 +1,6 @@
 import { Effect, Either } from "effect"
 import type * as Access from "../../Access.js"
+import * as Delivery from "../../Delivery.js"
 import { InvalidRequest, type StoreFailed } from "../../Errors.js"
 import * as ProcessView from "../../ProcessView.js"
 import * as Utf8 from "../../Utf8.js"
@@ -31,9 +32,9 @@ export const readOutput = (ctx: Context, caller: Access.Caller, job: Job, offset
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** How a model reads on from the status view. @internal */
-export const nextHint = (job: Job) =>
-  `manage_process action=poll pid=${job.pid} cursor=<cursor> reads the retained output from its start; follow next_cursor until truncated is false`
+/** How a model reads on from the status view: the exact call, with the cursor to the start of the output. @internal */
+export const nextHint = (job: Job, cursor: string) =>
+  `${Delivery.call(TOOL, [["action", "poll"], ["pid", job.pid], ["cursor", cursor]])} reads the kept output from its start; each page ends with the call for the next`
 
 /** The status view: the newest lines and the `[output retention]` record. @internal */
 export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action: Access.Action, wait?: ProcessView.WaitOutcome) =>
@@ -56,6 +57,7 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       tail = { bytes: concat(job.memory.length === 0 ? [new Uint8Array(0)] : job.memory), start: 0 }
     } else tail = "withheld"
     const expires = expiresAt(ctx, job)
+    const cursor = ctx.codec.encode(String(job.pid), 0, job.generation)
     return yield* ProcessView.statusView({
       pid: job.pid,
       status: statusOf(job),
@@ -63,8 +65,8 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       spool: job.restored ? "durable" : ctx.spoolKind,
       expiresAt: expires !== undefined ? iso(expires) : undefined,
       wait,
-      cursor: ctx.codec.encode(String(job.pid), 0, job.generation),
-      next: nextHint(job),
+      cursor,
+      next: nextHint(job, cursor),
       tail,
       kept: k?.record,
       filename: job.whole ? job.body : undefined,
@@ -166,11 +168,15 @@ export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: nu
     let bytes: Uint8Array
     let start: number
     let limitLine: number
+    // the source offset of bytes[0], for a cursor to the rest of a line shown in part
+    let base: number
     // reads by line in the window start at its first whole line: a line the head's limit cut is read from the head
     const windowFirst = k === undefined ? undefined : k.window.lineStart ? k.window.fromLine : k.window.fromLine + 1
     if (k !== undefined && windowFirst !== undefined && first > headLines && first >= windowFirst && first <= k.window.toLine) {
       const all = yield* k.window.bytes
-      bytes = all.subarray(k.window.lineStart ? 0 : all.indexOf(10) + 1)
+      const skip = k.window.lineStart ? 0 : all.indexOf(10) + 1
+      bytes = all.subarray(skip)
+      base = k.window.fromByte + skip
       start = lineStart(bytes, windowFirst, first)
       limitLine = k.window.toLine
     } else if (first <= headLines) {
@@ -181,9 +187,10 @@ export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: nu
         const index = yield* Read.indexOf(file, ctx.lineIndexes)
         const from = yield* Read.locate(file, index, first)
         const to = yield* Read.locate(file, index, Math.min(first + count, index.lines + 1))
-        return { read: yield* body.read(from, Math.min(to - from, maxBytes + 4)) }
+        return { read: yield* body.read(from, Math.min(to - from, maxBytes + 4)), from }
       }))
       bytes = range.read
+      base = range.from
       start = 0
       limitLine = headLines
     } else {
@@ -198,26 +205,45 @@ export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: nu
     if (start === -1) return yield* new InvalidRequest({ argument: "line", reason: `line ${first} is past the end of job ${job.pid}'s kept output` })
     const rest = bytes.subarray(start)
     const taken = takeLines(rest, Math.min(count, limitLine - first + 1), maxBytes)
-    const cut = taken.end > maxBytes
-    const shown = cut ? rest.subarray(0, Utf8.byteBoundary(rest, maxBytes)) : rest.subarray(0, taken.end)
-    const next = first + taken.lines
-    const more = next <= totalLines && (next <= limitLine || (k !== undefined && limitLine === headLines))
-    const jumpTo = next > limitLine && windowFirst !== undefined ? windowFirst : next
-    const nextLine = more && jumpTo <= totalLines ? jumpTo : undefined
-    return {
-      _tag: "Lines" as const,
-      pid: job.pid,
-      status: job.state,
-      first_line: first,
-      lines: taken.lines,
-      content: Utf8.decodeLossy(shown),
-      total_lines: totalLines,
-      ...(nextLine !== undefined ? { next_line: nextLine } : {}),
-      ...(cut ? { cut: true } : {}),
-      ...(nextLine !== undefined && nextLine > next
-        ? { note: `lines ${next}-${nextLine - 1} were not kept (in whole); the newest output goes on from line ${nextLine}` }
-        : {})
-    } satisfies ProcessView.Lines
+    const nextAfter = (shown: number) => {
+      const next = first + shown
+      const more = next <= totalLines && (next <= limitLine || (k !== undefined && limitLine === headLines))
+      const jumpTo = next > limitLine && windowFirst !== undefined ? windowFirst : next
+      return { next, line: more && jumpTo <= totalLines ? jumpTo : undefined }
+    }
+    const view = (shown: Uint8Array, lines: number, cut: boolean): ProcessView.Lines => {
+      const { next, line } = nextAfter(lines)
+      return {
+        _tag: "Lines",
+        pid: job.pid,
+        status: job.state,
+        first_line: first,
+        lines,
+        content: Utf8.decodeLossy(shown),
+        total_lines: totalLines,
+        ...(line !== undefined ? { next_line: line } : {}),
+        ...(cut ? { cut: true, cursor: ctx.codec.encode(String(job.pid), base + start + shown.length, job.generation) } : {}),
+        ...(line !== undefined && line > next ? { note: `lines ${next}-${line - 1} were not kept (in whole); the newest output goes on from line ${line}` } : {})
+      }
+    }
+    // whole lines, as many as fit the result as delivered
+    const ends: Array<number> = []
+    for (let at = 0, n = 0; n < taken.lines; n++) {
+      const nl = rest.indexOf(10, at)
+      at = nl === -1 || nl + 1 > taken.end ? taken.end : nl + 1
+      ends.push(at)
+    }
+    if (taken.end <= maxBytes) {
+      const whole = Delivery.fitCount(Math.min(1, taken.lines), taken.lines, (n) => view(rest.subarray(0, n === 0 ? 0 : ends[n - 1]), n, false), ctx.budget, ProcessView.delivered)
+      if (Either.isRight(whole)) return whole.right.value
+    }
+    // one line too long for a page or for the result: its start, with a cursor to the rest
+    const line = rest.subarray(0, Math.min(ends[0] ?? 0, maxBytes + 4))
+    const most = Utf8.byteBoundary(line, Math.min(line.length, maxBytes))
+    let least = Math.min(1, most)
+    while (least < most && !Utf8.isByteBoundary(line, least)) least++
+    const part = yield* Delivery.fitCount(least, most, (n) => view(line.subarray(0, Utf8.byteBoundary(line, n)), 1, true), ctx.budget, ProcessView.delivered)
+    return part.value
   })
 
 /** A poll's byte offset: 0, blank, null or absent mean the status view. @internal */
