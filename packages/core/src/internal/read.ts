@@ -133,7 +133,14 @@ export const grep = (
   index: LineIndex.LineIndex,
   matcher: Grep.Matcher,
   engine: Grep.PatternEngine["Type"],
-  options: { readonly maxResults: number; readonly maxLineChars: number; readonly maxMatchChars: number; readonly deadlineMs: number }
+  options: {
+    readonly maxResults: number
+    readonly maxLineChars: number
+    readonly maxMatchChars: number
+    readonly deadlineMs: number
+    /** Where to start: a line start and its line number; the start of the file by default. */
+    readonly from?: { readonly byte: number; readonly line: number } | undefined
+  }
 ): Effect.Effect<GrepScan, SpillIoError> =>
   Effect.gen(function*() {
     const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMs
@@ -142,9 +149,9 @@ export const grep = (
     const buf = Buffer.allocUnsafe(size)
     const literal = matcher.literal !== undefined ? Buffer.from(matcher.literal, "latin1") : undefined
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
-    let pos = 0 // file offset of the next read
-    let blockStart = 0 // file offset of buf[0]
-    let lineNo = 1 // number of the line starting at buf[0]
+    let pos = options.from?.byte ?? 0 // file offset of the next read
+    let blockStart = pos // file offset of buf[0]
+    let lineNo = options.from?.line ?? 1 // number of the line starting at buf[0]
     let skipping = false
 
     /**
