@@ -3,9 +3,11 @@
  * and its stdout and stderr go into one spool, a body of the spool profile
  * (masked as it comes, within a per-job limit and the shared retention
  * quota, readable while it grows). A poll is a view, never a consuming read:
- * the status view shows the newest lines and an `[output retention]`
- * record, and byte cursors page the whole retained output, so one reader can
- * never move another's position. Every action asks `Access` (owner, channel,
+ * the status view shows the newest lines, the lines of the kept output that
+ * report failures (found as the output arrives) and an `[output retention]`
+ * record, byte cursors page the whole retained output, and a search pages
+ * the kept lines that match a pattern, so one reader can never move
+ * another's position. Every action asks `Access` (owner, channel,
  * the host's authorizer, expiry). Jobs come back read-only after a restart,
  * from their bodies' manifests.
  *
@@ -176,7 +178,7 @@ export interface SpawnService {
   readonly start: (caller: Caller, request: StartRequest) => Effect.Effect<Started, Child.SpawnFailed | StoreFailed | InvalidRequest>
 }
 
-/** Reading jobs: the status view, pages, waits and the list. */
+/** Reading jobs: the status view, pages, waits, searches and the list. */
 export interface ReadService {
   readonly poll: (caller: Caller, request: PollRequest) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, ReadError>
   readonly wait: (caller: Caller, request: WaitRequest) => Effect.Effect<ProcessView.StatusView, ReadError>
