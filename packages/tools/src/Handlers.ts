@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Access, Child, Evidence, Marker, Preview, Process, ProcessView, Secrets, Spill, ToolOutput } from "@spillway/core"
+import { Access, Child, Errors, Evidence, Marker, Preview, Process, ProcessView, Secrets, Spill, ToolOutput } from "@spillway/core"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as Replies from "./Replies.js"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
@@ -69,13 +69,21 @@ const readSpill = (params: { readonly filename: string; readonly offset?: number
 
 const grepSpill = (params: {
   readonly pattern: string
-  readonly filename: string
+  readonly filename?: string | undefined
+  readonly cursor?: string | undefined
   readonly max_results?: number | undefined
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
     const output = yield* ToolOutput.ToolOutput
-    const r = yield* Spill.grepSpill(params.pattern, params.filename, { maxResults: params.max_results, ignoreCase: params.ignore_case })
+    const options = { maxResults: params.max_results, ignoreCase: params.ignore_case }
+    if ((params.filename === undefined) === (params.cursor === undefined)) {
+      return yield* new Errors.InvalidRequest({ argument: "request", reason: "grep_spill needs filename (a saved file's name) or cursor (a get_tool_output cursor), not both" })
+    }
+    // by cursor: the whole kept output the cursor pages, asked for as get_tool_output reads it
+    const r = params.cursor !== undefined
+      ? yield* Evidence.grep(params.cursor, params.pattern, yield* ToolCaller, options)
+      : yield* Spill.grepSpill(params.pattern, params.filename!, options)
     const lines = r.matches.map((m) => `${m.line}: ${m.text}${m.cut ? " [line cut]" : ""}`)
     const summary = r.stoppedAtLine !== undefined
       ? `[the search stopped at its deadline at line ${r.stoppedAtLine} of ${r.totalLines}: ${r.matches.length === 0 ? "no" : r.matches.length} matching lines before it; narrow the pattern]`
@@ -151,6 +159,8 @@ type ProcessParams = {
   readonly line?: number | undefined
   readonly lines?: number | undefined
   readonly keep_whole?: boolean | undefined
+  readonly ignore_case?: boolean | undefined
+  readonly max_results?: number | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -168,8 +178,21 @@ const readProcess = (params: ProcessParams) =>
       }
       case "wait": {
         const pid = yield* pidOf(params)
-        const view = yield* handled(read.wait(caller, { pid, timeoutMillis: params.timeout_ms ?? 30_000, pattern: params.pattern }))
+        const view = yield* handled(read.wait(caller, { pid, timeoutMillis: params.timeout_ms ?? 30_000, pattern: params.pattern, ignoreCase: params.ignore_case }))
         return viewResult(view)
+      }
+      case "grep": {
+        const pid = yield* pidOf(params)
+        if (params.pattern === undefined) return yield* missing("pattern", "grep")
+        const found = yield* handled(read.search(caller, {
+          pid,
+          pattern: params.pattern,
+          ignoreCase: params.ignore_case,
+          maxResults: params.max_results,
+          cursor: params.cursor
+        }))
+        const { _tag, text, ...search } = found
+        return { text, pid, search }
       }
       default: {
         const jobs = yield* read.list(caller)

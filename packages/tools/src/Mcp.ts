@@ -34,6 +34,7 @@ const structured = (name: string, result: Record<string, unknown>): Record<strin
         return { ...page, ...(next_cursor !== undefined ? { cursor: next_cursor } : {}) }
       }
       if (typeof rest.lines === "object" && rest.lines !== null) return { ...(rest.lines as Record<string, unknown>) }
+      if (typeof rest.search === "object" && rest.search !== null) return { ...(rest.search as Record<string, unknown>) }
       return rest
     }
     default:

@@ -49,13 +49,14 @@ export const ReadSpill = Tool.make("read_spill", {
   failureMode: "return"
 }).annotate(Tool.Readonly, true)
 
-/** `grep_spill`: matching lines of a saved output. */
+/** `grep_spill`: matching lines of a saved output, named by its file name or by a `get_tool_output` cursor. */
 export const GrepSpill = Tool.make("grep_spill", {
   description:
-    "Search a saved command output for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped).",
+    "Search a saved command output (by filename) or a tool's kept output (by any of its get_tool_output cursors; the whole output is searched) for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped). Give filename or cursor, not both.",
   parameters: {
     pattern: Schema.String,
-    filename: Schema.String,
+    filename: Schema.optional(Schema.String).annotations({ description: "the saved file's name, from a preview or a result's filename" }),
+    cursor: Schema.optional(Schema.String).annotations({ description: "instead of filename: a cursor get_tool_output takes, naming the kept output to search" }),
     max_results: Schema.optional(Schema.Int.pipe(Schema.between(1, 1_000))).annotations({ description: "most matching lines; 100 by default" }),
     ignore_case: Schema.optional(Schema.Boolean)
   },
@@ -91,7 +92,7 @@ export const GetToolOutput = Tool.make("get_tool_output", {
 }).annotate(Tool.Readonly, true)
 
 const processDescription = (actions: string) =>
-  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor or offset it shows the newest lines and an [output retention] record; pass that record's cursor to page the whole output, following next_cursor until truncated is false, or pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes. Actions: ${actions}.`
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor or offset it shows the newest lines, the lines that report errors or failures (with their line numbers) and an [output retention] record; pass that record's cursor to page the whole output, following next_cursor until truncated is false, or pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes, with the same view. grep lists the kept lines matching pattern (max_results per page, 100 by default; follow next_cursor with the same pattern while more is true). Actions: ${actions}.`
 
 const pollFields = {
   pid: Schema.optional(Pid),
@@ -105,7 +106,11 @@ const pollFields = {
   }),
   lines: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_000))).annotations({ description: "with line: how many lines; 200 by default" }),
   timeout_ms: Schema.optional(Schema.Int.pipe(Schema.between(0, 600_000))),
-  pattern: Schema.optional(Schema.String)
+  pattern: Schema.optional(Schema.String).annotations({ description: "for wait and grep: a regular expression, matched line by line" }),
+  ignore_case: Schema.optional(Schema.Boolean).annotations({ description: "for wait and grep" }),
+  max_results: Schema.optional(Schema.Int.pipe(Schema.between(1, Process.MAX_SEARCH_RESULTS))).annotations({
+    description: "for grep: most matching lines per page; 100 by default"
+  })
 }
 
 /** A page of a job's output, as the tool gives it: the page's fields, its content as `text`. */
@@ -120,20 +125,24 @@ const JobLines = Schema.extend(
   Schema.Struct({ text: Schema.String })
 )
 
+/** A page of a search of a job's output, as the tool gives it: the page's fields; its text is the result's. */
+const JobMatches = Schema.Struct(ProcessView.Matches.fields).pipe(Schema.omit("_tag", "text"))
+
 const ProcessResult = Schema.Struct({
   text: Schema.String,
   pid: Schema.optional(Schema.Number),
   retention: Schema.optional(ProcessView.RetentionRecord),
   page: Schema.optional(JobPage),
   lines: Schema.optional(JobLines),
+  search: Schema.optional(JobMatches),
   jobs: Schema.optional(Schema.Array(Process.JobSummary))
 })
 
-/** `manage_process` with every action: start, poll, wait, write_stdin, signal, list. */
+/** `manage_process` with every action: start, poll, wait, grep, write_stdin, signal, list. */
 export const ManageProcess = Tool.make("manage_process", {
-  description: processDescription("start (command, cwd?), poll, wait, write_stdin (data, close?), signal (signal), list"),
+  description: processDescription("start (command, cwd?), poll, wait, grep (pattern), write_stdin (data, close?), signal (signal), list"),
   parameters: {
-    action: Schema.Literal("start", "poll", "wait", "write_stdin", "signal", "list"),
+    action: Schema.Literal("start", "poll", "wait", "grep", "write_stdin", "signal", "list"),
     command: Schema.optional(Schema.String).annotations({ description: "for start: a shell line" }),
     cwd: Schema.optional(Schema.String),
     ...pollFields,
@@ -150,10 +159,10 @@ export const ManageProcess = Tool.make("manage_process", {
   failureMode: "return"
 }).annotate(Tool.Destructive, false)
 
-/** `manage_process` for readers: poll, wait and list only. */
+/** `manage_process` for readers: poll, wait, grep and list only. */
 export const ManageProcessRead = Tool.make("manage_process", {
-  description: processDescription("poll, wait, list"),
-  parameters: { action: Schema.Literal("poll", "wait", "list"), ...pollFields },
+  description: processDescription("poll, wait, grep (pattern), list"),
+  parameters: { action: Schema.Literal("poll", "wait", "grep", "list"), ...pollFields },
   success: ProcessResult,
   failure: ToolFailure,
   failureMode: "return"
