@@ -9,12 +9,15 @@ import { accounting, type Context, type Job, kept, readOutput, type WindowRead }
 
 /**
  * The failure lines of a job's head, found as its masked output arrives:
- * the head's bytes go through a salience scanner once, as they come, and
- * the scanner lets go of its state when the head is full or the output
- * ends. Bytes past the head are not looked at here (the window of newest
- * output is scanned when a view asks, see `forView`). @internal
+ * the masker reports where the rules' literals begin (its watch, found in
+ * the pass that masks), and a salience tracker judges only the head's lines
+ * that hold one. The tracker lets go of its state when the head is full or
+ * the output ends. Bytes past the head are not looked at here (the window
+ * of newest output is scanned when a view asks, see `forView`). @internal
  */
 export interface HeadFailures {
+  /** A watched literal begins at this output offset. */
+  readonly mark: (position: number) => void
   /** Masked output, in order, with the offset of its first byte. */
   readonly push: (bytes: Uint8Array, at: number) => void
   /** The output ended: the head's last line is judged too. */
@@ -25,24 +28,33 @@ export interface HeadFailures {
 
 /** @internal */
 export const head = (compiled: Salience.Compiled, headLimit: number): HeadFailures => {
-  let scanner: Salience.Scanner | undefined = Salience.scanner(compiled)
+  let tracker: Salience.Tracker | undefined = Salience.tracker(compiled)
+  let newlines = 0
   let done: Salience.Found | undefined
   const end = () => {
-    if (scanner === undefined) return
-    done = scanner.result()
-    scanner = undefined
+    if (tracker === undefined) return
+    done = tracker.result()
+    tracker = undefined
   }
   return {
+    mark: (position) => {
+      if (tracker !== undefined && position < headLimit) tracker.mark(position)
+    },
     push: (bytes, at) => {
-      if (scanner === undefined || at >= headLimit || bytes.length === 0) return
-      scanner.push(at + bytes.length > headLimit ? bytes.subarray(0, headLimit - at) : bytes)
+      if (tracker === undefined || at >= headLimit || bytes.length === 0) return
+      const part = at + bytes.length > headLimit ? bytes.subarray(0, headLimit - at) : bytes
+      tracker.accept(part, at, newlines + 1)
+      newlines += countNewlines(part)
       // the head is full: its last line, cut or not, is as it will stay
       if (at + bytes.length >= headLimit) end()
     },
     end,
-    found: () => done ?? scanner?.peek() ?? { lines: [], total: 0, rules: [] }
+    found: () => done ?? tracker?.peek() ?? { lines: [], total: 0, rules: [] }
   }
 }
+
+/** What was found in a head looked at all at once (a restored job's). */
+const fixed = (found: Salience.Found): HeadFailures => ({ mark: () => {}, push: () => {}, end: () => {}, found: () => found })
 
 /** Most bytes of a restored job's head looked at for failure lines, once, when it is first viewed. */
 const RESTORED_SCAN_BYTES = 16 * 1024 * 1024
@@ -65,15 +77,16 @@ const renumber = (found: Salience.Found, firstLine: number): Salience.Found =>
 const restoredHead = (ctx: Context, compiled: Salience.Compiled, caller: Access.Caller, job: Job, action: Access.Action) =>
   Effect.gen(function*() {
     const size = Math.min(accounting(ctx, job).retained, RESTORED_SCAN_BYTES)
-    const found = head(compiled, size)
+    // no masker runs now: the scanner looks for the rules' literals itself
+    const scanner = Salience.scanner(compiled)
     let newlines = 0
     for (let at = 0; at < size; at += READ_BYTES) {
       const bytes = yield* readOutput(ctx, caller, job, at, Math.min(READ_BYTES, size - at), action)
       if (bytes.length === 0) break
       newlines += countNewlines(bytes)
-      found.push(bytes, at)
+      scanner.push(bytes)
     }
-    found.end()
+    const found = fixed(scanner.result())
     job.failures = found
     // a head longer than was looked at: say which lines were
     job.failuresScanned = size < accounting(ctx, job).retained ? newlines + 1 : undefined

@@ -128,6 +128,8 @@ export const start = (
       onFailure: "keep-prefix",
       keepOnClose: true,
       onWritten: () => notify(job),
+      // where the failure rules' literals begin, found in the pass that masks
+      ...(ctx.salience !== undefined ? { watch: { literals: ctx.salience.literals, onMark: (p: number) => job.failures?.mark(p) } } : {}),
       onMasked: (bytes, at) => {
         job.failures?.push(bytes, at)
         job.window?.push(bytes, at)
