@@ -6,7 +6,7 @@
  *
  * Format: `spw1.<payload>.<tag>`, where `payload` is the base64url (unpadded)
  * of the compact JSON array `[tool, evidence, offset, unit, generation?]`
- * (unit `0` for code points, `1` for bytes) and `tag` is the base64url of
+ * (unit `0` for code points, `1` for bytes, `2` for line numbers) and `tag` is the base64url of
  * HMAC-SHA256(key, "spw1." + payload), cut to its first 16 bytes. A 128-bit
  * tag leaves a forger one chance in 2^128 per try, and every try is a round
  * trip through the host, so the cut costs nothing that matters while keeping
@@ -25,8 +25,8 @@ import { Context, Effect, Either, Layer, Schema } from "effect"
 import { equalConstantTime, fromBase64url, randomBytes, toBase64url } from "./internal/bytes.js"
 import { hmacSha256 } from "./internal/sha256.js"
 
-/** The unit a cursor's offset counts. */
-export type Unit = "code_point" | "byte"
+/** The unit a cursor's offset counts: code points, bytes, or (1-based) line numbers. */
+export type Unit = "code_point" | "byte" | "line"
 
 /** What a cursor says: which tool issued it, which evidence, where to continue, in what unit. */
 export interface Position {
@@ -111,9 +111,9 @@ const toolPattern = idPattern(64)
 const evidencePattern = idPattern(128)
 const generationPattern = idPattern(64)
 
-const unitCodes: Readonly<Record<Unit, number>> = { code_point: 0, byte: 1 }
-const unitWords: Readonly<Record<Unit, string>> = { code_point: "code points", byte: "bytes" }
-const unitOf = (code: unknown): Unit | undefined => code === 0 ? "code_point" : code === 1 ? "byte" : undefined
+const unitCodes: Readonly<Record<Unit, number>> = { code_point: 0, byte: 1, line: 2 }
+const unitWords: Readonly<Record<Unit, string>> = { code_point: "code points", byte: "bytes", line: "lines" }
+const unitOf = (code: unknown): Unit | undefined => code === 0 ? "code_point" : code === 1 ? "byte" : code === 2 ? "line" : undefined
 
 /**
  * The first thing wrong with a position, or undefined when `encode` will take
@@ -129,8 +129,8 @@ export const positionProblem = (position: Position): string | undefined => {
   if (!Number.isSafeInteger(position.offset) || position.offset < 0) {
     return "offset must be a non-negative safe integer"
   }
-  if (position.unit !== "code_point" && position.unit !== "byte") {
-    return "unit must be \"code_point\" or \"byte\""
+  if (position.unit !== "code_point" && position.unit !== "byte" && position.unit !== "line") {
+    return "unit must be \"code_point\", \"byte\" or \"line\""
   }
   if (
     position.generation !== undefined &&

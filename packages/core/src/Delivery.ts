@@ -69,6 +69,15 @@ export type Argument = readonly [key: string, value: string | number]
 export const call = (tool: string, args: ReadonlyArray<Argument>): string =>
   [tool, ...args.map(([key, value]) => `${key}=${value}`)].join(" ")
 
+/** The longest pattern a continuing call repeats; a longer one is named as the same pattern. */
+const PATTERN_CHARS = 200
+
+/** A search pattern as a continuing call repeats it: quoted, or `<the same pattern>` when it is long. */
+export const patternArgument = (pattern: string): string => {
+  const quoted = JSON.stringify(pattern)
+  return Utf8.codePointLength(quoted) <= PATTERN_CHARS ? quoted : "<the same pattern>"
+}
+
 /** Content and, on a line of its own after it, the marker that says what it shows; the content alone when there is none. */
 export const withMarker = (content: string, marker: string | undefined): string =>
   marker === undefined ? content : `${content}${content === "" || content.endsWith("\n") ? "" : "\n"}${marker}`

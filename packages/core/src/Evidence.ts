@@ -4,7 +4,8 @@
  * labelled head and tail) and an opaque cursor, and `getToolOutput` pages
  * the body back from the cursor in code points, each page fitted whole to
  * the delivery budget. Retrieval reads the kept evidence; it never re-runs
- * anything. Bodies live in the spill directory (the evidence id is the file
+ * anything. `grep` searches the whole body a cursor names, on the same
+ * bounded engine as `grepSpill`. Bodies live in the spill directory (the evidence id is the file
  * name, so `readSpill` reads them too); their limits are this profile's.
  *
  * @since 0.1.0
@@ -17,10 +18,13 @@ import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
 import { concat } from "./internal/bytes.js"
 import { InvalidRequest, type QuotaExceeded, StoreFailed } from "./Errors.js"
+import * as Grep from "./Grep.js"
+import * as Read from "./internal/read.js"
 import type { Manifest } from "./Manifests.js"
 import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
 import * as SearchPage from "./SearchPage.js"
+import type { GrepResult } from "./Spill.js"
 import * as Utf8 from "./Utf8.js"
 
 /** The tool name cursors of this profile carry. */
@@ -34,12 +38,27 @@ export interface Options {
   readonly budgetChars?: number
   /** Code points between checkpoints. 65,536 by default. */
   readonly checkpointEvery?: number
+  /** A search of kept output stops after this long and says where. 10 seconds by default. */
+  readonly grepDeadlineMs?: number
 }
 
 const defaults = {
   maxResultBytes: 4 * 1024 * 1024,
   budgetChars: 12_000,
-  checkpointEvery: 65_536
+  checkpointEvery: 65_536,
+  grepDeadlineMs: 10_000
+}
+
+/** Most matching lines one search of kept output may ask for. */
+export const MAX_GREP_RESULTS = 10_000
+
+/** Search options for kept output. */
+export interface GrepOptions {
+  /** Most matching lines; 100 by default, 1 to 10,000. */
+  readonly maxResults?: number | undefined
+  readonly ignoreCase?: boolean | undefined
+  /** The first line to search, 1-based; 1 by default. */
+  readonly fromLine?: number | undefined
 }
 
 /** What a tool produced, for retention, and whom it belongs to. */
@@ -305,6 +324,18 @@ export interface Service {
   readonly retainSearch: (output: SearchOutput) => Effect.Effect<{ readonly evidence: string; readonly first: SearchResults }, RetainError>
   /** The page at a cursor, for a caller: `Access` is asked on every read, whoever holds the cursor. */
   readonly getToolOutput: (cursor: string, caller: Access.Caller) => Effect.Effect<Page | SearchResults, ReadError>
+  /**
+   * Searches the whole kept output a cursor pages (any page's cursor names
+   * it) for lines matching a pattern, as `grepSpill` searches a saved file:
+   * on the pattern engine, ending at the deadline and saying where. `Access`
+   * is asked, whoever holds the cursor; a search snapshot is refused.
+   */
+  readonly grep: (
+    cursor: string,
+    pattern: string,
+    caller: Access.Caller,
+    options?: GrepOptions
+  ) => Effect.Effect<GrepResult, ReadError | Grep.GrepPatternError | InvalidRequest>
   /** The cursor of a kept body's first page, for a tool that keeps output its own way (`run_command`). */
   readonly cursorFor: (id: string, offset?: number) => string
   /**
@@ -467,10 +498,56 @@ export const make = (options: Options = {}) =>
         return (yield* Envelope.fitText(text, page, budget, measured)).value
       }))
 
+    const built: Read.IndexCache = new Map()
+    const grep: Service["grep"] = (cursor, pattern, caller, grepOptions = {}) =>
+      Effect.scoped(Effect.gen(function*() {
+        const maxResults = grepOptions.maxResults ?? 100
+        if (!Number.isSafeInteger(maxResults) || maxResults < 1 || maxResults > MAX_GREP_RESULTS) {
+          return yield* new InvalidRequest({ argument: "maxResults", reason: `must be a whole number from 1 to ${MAX_GREP_RESULTS}, got ${String(maxResults).slice(0, 40)}` })
+        }
+        const matcher = yield* Grep.compile(pattern, { ignoreCase: grepOptions.ignoreCase })
+        const patterns = yield* Grep.engine
+        yield* patterns.prepare(matcher)
+        const position = yield* codec.decode(cursor)
+        const body = yield* bodies.open(caller, position.evidence)
+        if (body.manifest.origin._tag === "Search") {
+          return yield* new InvalidRequest({
+            argument: "cursor",
+            reason: "this cursor pages a search's kept results, not a tool's output; read them with get_tool_output"
+          })
+        }
+        const fromLine = grepOptions.fromLine ?? 1
+        if (!Number.isSafeInteger(fromLine) || fromLine < 1) {
+          return yield* new InvalidRequest({ argument: "offset", reason: `must be a whole number from 1, got ${String(fromLine).slice(0, 40)}` })
+        }
+        const file: Read.SpillFile = { filename: position.evidence, size: body.size, read: body.read, index: body.lineIndex }
+        const index = yield* Read.indexOf(file, built)
+        if (fromLine > Math.max(index.lines, 1)) {
+          return yield* new InvalidRequest({ argument: "offset", reason: `line ${fromLine} is past the end: the output has ${index.lines} lines` })
+        }
+        const scan = yield* Read.grep(file, index, matcher, patterns, {
+          from: { byte: yield* Read.locate(file, index, fromLine), line: fromLine },
+          maxResults,
+          maxLineChars: 65_536,
+          maxMatchChars: 2_000,
+          deadlineMs: o.grepDeadlineMs
+        })
+        return {
+          filename: position.evidence,
+          pattern,
+          matches: scan.matches,
+          more: scan.more,
+          totalLines: index.lines,
+          clippedLines: scan.clippedLines,
+          ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
+        } satisfies GrepResult
+      }))
+
     return Evidence.of({
       retain,
       retainSearch,
       getToolOutput,
+      grep,
       cursorFor: (id, offset = 0) => codec.encode(id, offset),
       offsetAtByte: (id, byte, caller) =>
         Effect.scoped(Effect.flatMap(bodies.open(caller, id), (body) => codePointAt(body, byte))),
@@ -490,6 +567,10 @@ export const retainSearch = (output: SearchOutput) => Effect.flatMap(Evidence, (
 
 /** Reads the page a cursor points at; the caller is checked on every call. */
 export const getToolOutput = (cursor: string, caller: Access.Caller) => Effect.flatMap(Evidence, (e) => e.getToolOutput(cursor, caller))
+
+/** Searches the kept output a cursor pages for lines matching a pattern; the caller is checked. */
+export const grep = (cursor: string, pattern: string, caller: Access.Caller, options?: GrepOptions) =>
+  Effect.flatMap(Evidence, (e) => e.grep(cursor, pattern, caller, options))
 
 /** Removes expired kept output. */
 export const sweep = Effect.flatMap(Evidence, (e) => e.sweep)

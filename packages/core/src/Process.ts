@@ -3,15 +3,17 @@
  * and its stdout and stderr go into one spool, a body of the spool profile
  * (masked as it comes, within a per-job limit and the shared retention
  * quota, readable while it grows). A poll is a view, never a consuming read:
- * the status view shows the newest lines and an `[output retention]`
- * record, and byte cursors page the whole retained output, so one reader can
- * never move another's position. Every action asks `Access` (owner, channel,
+ * the status view shows the newest lines, the lines of the kept output that
+ * report failures (found as the output arrives) and an `[output retention]`
+ * record, byte cursors page the whole retained output, and a search pages
+ * the kept lines that match a pattern, so one reader can never move
+ * another's position. Every action asks `Access` (owner, channel,
  * the host's authorizer, expiry). Jobs come back read-only after a restart,
  * from their bodies' manifests.
  *
  * Three capabilities, one manager: `ProcessSpawn` starts jobs,
  * `ProcessControl` writes stdin and sends signals, and `ProcessRead` polls,
- * waits and lists. A host grants polling without spawning by providing
+ * waits, searches and lists. A host grants polling without spawning by providing
  * `ProcessRead` alone (`readOnly`).
  *
  * @since 0.1.0
@@ -26,10 +28,12 @@ import { type AccessDenied, type Expired, InvalidRequest, NotFound, type StoreFa
 import * as Control from "./internal/process/control.js"
 import * as Job from "./internal/process/job.js"
 import * as Run from "./internal/process/run.js"
+import * as Search from "./internal/process/search.js"
 import * as Views from "./internal/process/views.js"
 import * as Wait from "./internal/process/wait.js"
 import * as ProcessView from "./ProcessView.js"
 import { Retention } from "./Retention.js"
+import * as Salience from "./Salience.js"
 import { Secrets } from "./Secrets.js"
 
 /** The tool name process cursors carry; no other tool accepts them. */
@@ -67,6 +71,10 @@ export interface Options {
   readonly sweepEveryMillis?: number
   /** Whether spools outlive the manager ("durable", the default) or end with it ("temporary"), as the status record says. */
   readonly spool?: "durable" | "temporary" | undefined
+  /** Rules for the failure lines the status view shows; `Salience.defaultRules` by default, `false` for none. */
+  readonly salience?: ReadonlyArray<Salience.SalienceRule> | false | undefined
+  /** A search of a job's output stops after this long and says where. 10 seconds by default. */
+  readonly searchDeadlineMillis?: number | undefined
 }
 
 const defaults: Job.Limits = {
@@ -124,6 +132,22 @@ export interface WaitRequest {
   readonly ignoreCase?: boolean | undefined
 }
 
+/**
+ * A search of a job's output: the lines of its head and of its window of
+ * newest output that match `pattern`, a page of at most `maxResults` (100
+ * by default, 1 to 1,000); `cursor` from the last page goes on from the
+ * first line that page did not search.
+ */
+export interface SearchRequest extends Search.SearchRequest {
+  readonly pid: number
+}
+
+/** Matching lines per page when a search gives no limit. */
+export const DEFAULT_SEARCH_RESULTS = Search.DEFAULT_RESULTS
+
+/** The most matching lines a search may ask for in one page. */
+export const MAX_SEARCH_RESULTS = Search.MAX_RESULTS
+
 /** One job as `list` shows it. */
 export const JobSummary = Schema.Struct({
   pid: Schema.Number,
@@ -154,10 +178,12 @@ export interface SpawnService {
   readonly start: (caller: Caller, request: StartRequest) => Effect.Effect<Started, Child.SpawnFailed | StoreFailed | InvalidRequest>
 }
 
-/** Reading jobs: the status view, pages, waits and the list. */
+/** Reading jobs: the status view, pages, waits, searches and the list. */
 export interface ReadService {
   readonly poll: (caller: Caller, request: PollRequest) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, ReadError>
   readonly wait: (caller: Caller, request: WaitRequest) => Effect.Effect<ProcessView.StatusView, ReadError>
+  /** A page of the lines of a job's kept output that match a pattern, within the search's deadline. */
+  readonly search: (caller: Caller, request: SearchRequest) => Effect.Effect<ProcessView.Matches, ReadError>
   readonly list: (caller: Caller) => Effect.Effect<ReadonlyArray<JobSummary>>
 }
 
@@ -214,12 +240,15 @@ export const make = (options: Options = {}): Effect.Effect<
       retention,
       wholeLimitBytes: options.wholeLimitBytes ?? 1024 * 1024 * 1024,
       codec: Cursor.codec(key, TOOL, "byte"),
+      searchCodec: Cursor.codec(key, Search.TOOL, "line"),
       ttlMillis: retention.pool("spool").ttlMillis ?? null,
       spoolKind: options.spool ?? "durable",
       budget: { limit: limits.budgetChars },
       jobs: new Map(),
       byPid: new Map(),
-      lineIndexes: new Map()
+      lineIndexes: new Map(),
+      salience: options.salience === false ? undefined : Salience.compile(options.salience ?? Salience.defaultRules),
+      searchDeadlineMillis: options.searchDeadlineMillis ?? 10_000
     }
 
     // Jobs recorded by an earlier manager come back read-only, as their spools are on disk.
@@ -265,6 +294,9 @@ export const make = (options: Options = {}): Effect.Effect<
         return yield* Views.statusView(ctx, caller, job, "wait", outcome)
       })
 
+    const search: Manager["search"] = (caller, request) =>
+      Effect.flatMap(find(caller, request.pid, "poll"), (job) => Search.search(ctx, caller, job, request))
+
     const list: Manager["list"] = (caller) =>
       Effect.gen(function*() {
         const out: Array<JobSummary> = []
@@ -295,6 +327,7 @@ export const make = (options: Options = {}): Effect.Effect<
       start,
       poll,
       wait,
+      search,
       list,
       writeStdin: (caller, pid, data) => Control.writeStdin(ctx, caller, pid, data),
       closeStdin: (caller, pid) => Control.closeStdin(ctx, caller, pid),
@@ -310,7 +343,7 @@ export const make = (options: Options = {}): Effect.Effect<
 export const layer = (options: Options = {}) =>
   Layer.scopedContext(Effect.map(make(options), (m) =>
     Context.make(ProcessSpawn, { start: m.start }).pipe(
-      Context.add(ProcessRead, { poll: m.poll, wait: m.wait, list: m.list }),
+      Context.add(ProcessRead, { poll: m.poll, wait: m.wait, search: m.search, list: m.list }),
       Context.add(ProcessControl, { writeStdin: m.writeStdin, closeStdin: m.closeStdin, signal: m.signal, cancel: m.cancel })
     )))
 
@@ -322,7 +355,7 @@ export const readOnly = <E, R>(
   full: Layer.Layer<ProcessRead, E, R>
 ): Layer.Layer<ProcessRead, E, R> =>
   Layer.provide(
-    Layer.effect(ProcessRead, Effect.map(ProcessRead, (r) => ({ poll: r.poll, wait: r.wait, list: r.list }))),
+    Layer.effect(ProcessRead, Effect.map(ProcessRead, (r) => ({ poll: r.poll, wait: r.wait, search: r.search, list: r.list }))),
     full
   )
 
@@ -334,6 +367,9 @@ export const poll = (caller: Caller, request: PollRequest) => Effect.flatMap(Pro
 
 /** Waits for a job to exit, match a pattern, or time out, and returns its status view. */
 export const wait = (caller: Caller, request: WaitRequest) => Effect.flatMap(ProcessRead, (r) => r.wait(caller, request))
+
+/** A page of the lines of a job's kept output that match a pattern. */
+export const search = (caller: Caller, request: SearchRequest) => Effect.flatMap(ProcessRead, (r) => r.search(caller, request))
 
 /** The caller's jobs. */
 export const list = (caller: Caller) => Effect.flatMap(ProcessRead, (r) => r.list(caller))

@@ -11,6 +11,8 @@
 import { Either, Schema } from "effect"
 import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
+import * as Preview from "./Preview.js"
+import * as Salience from "./Salience.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Where a job is: still running, ended, or restored without an observed exit. */
@@ -79,6 +81,22 @@ export const Kept = Schema.Struct({
 /** The ranges of a job's output that can be read. */
 export type Kept = typeof Kept.Type
 
+/** A line of a job's output that reports an error or a failure, by its number in the whole output. */
+export const FailureLine = Schema.Struct({
+  line: Schema.Number,
+  /** The line without colour codes, cut in the middle past 200 characters. */
+  text: Schema.String
+})
+
+/** A line of a job's output that reports an error or a failure. */
+export type FailureLine = typeof FailureLine.Type
+
+/** Lines of a job's output, by number (1-based, inclusive). */
+export const LineRange = Schema.Struct({ from_line: Schema.Number, to_line: Schema.Number })
+
+/** Lines of a job's output, by number. */
+export type LineRange = typeof LineRange.Type
+
 /** The record that follows the newest lines. */
 export const RetentionRecord = Schema.Struct({
   pid: Schema.Number,
@@ -104,6 +122,17 @@ export const RetentionRecord = Schema.Struct({
   /** Present for a job started to keep its whole output: the saved body's name, for `read_spill` and `grep_spill`. */
   filename: optional(Schema.String),
   wait: optional(WaitOutcome),
+  /**
+   * Lines of the kept output (the head, and the window of newest output)
+   * that report errors or failures, with the lines that explain them: the
+   * explaining ones first, within a quarter of the budget. The view's text
+   * shows them as a section of their own, so its record leaves this out.
+   */
+  failure_lines: optional(Schema.Array(FailureLine)),
+  /** How many lines of the kept output report errors or failures in all; the dropped middle is not looked at. */
+  failure_lines_total: optional(Schema.Number),
+  /** Present when not every kept line was looked at for failure lines: the lines that were. */
+  failure_lines_searched: optional(Schema.Array(LineRange)),
   /** A cursor to the start of the retained output. */
   cursor: Schema.String,
   next: Schema.String
@@ -173,6 +202,78 @@ export const Lines = Schema.TaggedStruct("Lines", {
 /** Lines of a job's output, read by line number. */
 export type Lines = typeof Lines.Type
 
+/** A line of a job's output that matched a search. */
+export const SearchMatch = Schema.Struct({
+  /** Its number in the whole output (1-based). */
+  line: Schema.Number,
+  /** The line, or its start when `cut`. */
+  text: Schema.String,
+  cut: Schema.Boolean
+})
+
+/** A line of a job's output that matched a search. */
+export type SearchMatch = typeof SearchMatch.Type
+
+/** A page of the lines of a job's kept output that match a pattern. */
+export const Matches = Schema.TaggedStruct("Matches", {
+  pid: Schema.Number,
+  status: State,
+  pattern: Schema.String,
+  matches: Schema.Array(SearchMatch),
+  /** What a search can cover: the head, then the window of newest output when one is kept. */
+  ranges: Schema.Array(Range),
+  /** What was left out between them: not kept, so never searched. */
+  dropped: optional(Range),
+  /** The lines this page's search looked at, in the ranges kept. */
+  searched: Schema.Array(LineRange),
+  /** Lines of the output in all. */
+  total_lines: Schema.Number,
+  /** True when the search stopped before the end of the kept output: more lines may match; search on with `next_cursor`. */
+  more: Schema.Boolean,
+  /** Present when the search can go on, now (`more`) or, while the job runs, later: pass it with the same pattern. */
+  next_cursor: optional(Schema.String),
+  /** The line `next_cursor` searches on from. */
+  next_line: optional(Schema.Number),
+  /** Set when the search reached its deadline first: the first line not searched. */
+  stopped_at_line: optional(Schema.Number),
+  /** Lines tested on their first 65,536 characters only. */
+  clipped_lines: Schema.Number,
+  /** What a model reads: the matching lines by number, then what was searched and how to go on. */
+  text: Schema.String
+})
+
+/** A page of the lines of a job's kept output that match a pattern. */
+export type Matches = typeof Matches.Type
+
+/** The call that searches a job's output on from a cursor, with the same pattern. */
+const searchCall = (pid: number, pattern: string, cursor: string) =>
+  Delivery.call("manage_process", [["action", "grep"], ["pid", pid], ["pattern", Delivery.patternArgument(pattern)], ["cursor", cursor]])
+
+const lineSpans = (ranges: ReadonlyArray<LineRange>) =>
+  ranges.map((r) => (r.from_line === r.to_line ? `line ${r.from_line}` : `lines ${r.from_line}-${r.to_line}`)).join(" and ")
+
+/**
+ * The text of a page of matches: `line: text` rows, then a line that says
+ * which lines were searched, what was not (the dropped middle, what the
+ * deadline left), and how to go on.
+ */
+export const matchesText = (m: Omit<Matches, "text" | "_tag">): string => {
+  const rows = m.matches.map((x) => `${x.line}: ${x.text}${x.cut ? " [line cut]" : ""}`)
+  const found = m.matches.length === 0 ? `no line matches ${JSON.stringify(m.pattern)}` : `${m.matches.length} matching ${m.matches.length === 1 ? "line" : "lines"}`
+  const searched = m.searched.length === 0 ? "no line was searched" : `searched ${lineSpans(m.searched)} of ${m.total_lines}`
+  const dropped = m.dropped !== undefined
+    ? `; ${lineSpans([m.dropped])} (bytes ${m.dropped.from_byte}-${m.dropped.to_byte}) were not kept, so not searched`
+    : ""
+  const stopped = m.stopped_at_line !== undefined ? `; the search stopped at its deadline at line ${m.stopped_at_line}: narrow the pattern` : ""
+  const again = m.next_cursor !== undefined ? searchCall(m.pid, m.pattern, m.next_cursor) : "manage_process action=grep with next_cursor"
+  const next = m.next_line === undefined
+    ? ""
+    : m.more
+    ? ` Next, from line ${m.next_line}: ${again}`
+    : ` The job is still running; for lines from ${m.next_line} on, later: ${again}`
+  return [...rows, `[${found}; ${searched}${dropped}${stopped}.${next}]`].join("\n")
+}
+
 /** What a poll returns: the status view, a page by byte, or lines by number. */
 export const PollResult = Schema.Union(StatusView, Page, Lines)
 
@@ -213,8 +314,23 @@ export const LinesFacts = Schema.Struct({
 /** What a program reads of lines read by number. */
 export type LinesFacts = typeof LinesFacts.Type
 
+const { _tag: _matchesTag, text: _matchesText, next_cursor: _matchesCursor, ...matchesFields } = Matches.fields
+
+/** What a program reads of a page of a job's search; the matching lines are the delivered text. */
+export const MatchesFacts = Schema.Struct({
+  view: Schema.Literal("matches"),
+  ...matchesFields,
+  /** The matching lines the text shows, by number; `cut` when the text shows only a line's start. */
+  matches: Schema.Array(Schema.Struct({ line: Schema.Number, cut: Schema.Boolean })),
+  /** The cursor that searches on, with the same pattern: present when the search can go on, now or later. */
+  cursor: optional(Schema.String)
+})
+
+/** What a program reads of a page of a job's search. */
+export type MatchesFacts = typeof MatchesFacts.Type
+
 /** What a program reads of any view of a job. */
-export type Facts = StatusFacts | PageFacts | LinesFacts
+export type Facts = StatusFacts | PageFacts | LinesFacts | MatchesFacts
 
 /** The tool a job's views are read with. */
 const TOOL = "manage_process"
@@ -253,8 +369,20 @@ const linesMarker = (l: Lines): string | undefined => {
  * with their marker as the text a model reads; the record or the page's
  * fields as facts.
  */
-export const delivered = (view: StatusView | Page | Lines): Delivery.Delivered<Facts> => {
+export const delivered = (view: StatusView | Page | Lines | Matches): Delivery.Delivered<Facts> => {
   switch (view._tag) {
+    case "Matches": {
+      const { _tag, text, next_cursor, matches, ...fields } = view
+      return {
+        text,
+        facts: {
+          view: "matches",
+          ...fields,
+          matches: matches.map((m) => ({ line: m.line, cut: m.cut })),
+          ...(next_cursor !== undefined ? { cursor: next_cursor } : {})
+        }
+      }
+    }
     case "StatusView":
       return { text: view.text, facts: { view: "status", ...view.retention } }
     case "Page": {
@@ -272,7 +400,7 @@ export const delivered = (view: StatusView | Page | Lines): Delivery.Delivered<F
 }
 
 /** What the budget counts of a view: the view as delivered. */
-export const measured = (view: StatusView | Page | Lines): string => Delivery.serialize(delivered(view))
+export const measured = (view: StatusView | Page | Lines | Matches): string => Delivery.serialize(delivered(view))
 
 /** The label before the record. */
 export const RECORD_LABEL = "[output retention]"
@@ -313,19 +441,94 @@ export interface StatusInput {
   /** Most lines shown; 50 in the source design. */
   readonly maxLines: number
   readonly budget: Envelope.Budget
+  /** Lines of the kept output that report errors or failures. */
+  readonly failures?: Failures | undefined
+}
+
+/** Lines of a job's kept output that report errors or failures, as the status view gets them. */
+export interface Failures {
+  /** Matches and the lines taken with them, numbered in the whole output. */
+  readonly lines: ReadonlyArray<Salience.SalientLine>
+  /** Matched lines in all (lines taken with them not counted). */
+  readonly total: number
+  /** What of the output was not looked at, in words, when some was not (the dropped middle). */
+  readonly notLookedAt?: string | undefined
+  /** Set when not every kept line was looked at: the lines that were. */
+  readonly searched?: ReadonlyArray<LineRange> | undefined
+}
+
+/** The share of the budget the failure lines may take, as JSON in the record. */
+export const FAILURE_SHARE = 1 / 4
+
+/**
+ * The failure lines a view shows within `limit` characters of JSON: the
+ * explaining lines first, then the lines reports point back to, then the
+ * reports (`Salience.ranked`), each cut in the middle to 200 characters,
+ * shown in line order.
+ */
+export const pickFailures = (
+  failures: Failures,
+  limit: number
+): ReadonlyArray<FailureLine & { readonly match: boolean }> => {
+  const rows: Array<FailureLine> = []
+  const picked: Array<FailureLine & { readonly match: boolean }> = []
+  let size = 2
+  for (const l of Salience.ranked({ lines: failures.lines, total: failures.total, rules: [] })) {
+    const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
+    const cost = Envelope.sizeOf(JSON.stringify(row)) + (rows.length > 0 ? 1 : 0)
+    if (size + cost > limit) continue
+    size += cost
+    rows.push(row)
+    picked.push({ ...row, match: l.role !== "context" })
+  }
+  return picked.sort((a, b) => a.line - b.line)
+}
+
+/** The failure lines as a section of the view's text: a title that counts them, then `line: text` rows. */
+const failureSection = (picked: ReadonlyArray<FailureLine & { readonly match: boolean }>, failures: Failures): string => {
+  const matches = picked.filter((p) => p.match).length
+  const around = picked.length - matches
+  const title = `[Lines that report errors or failures, by line number: ${matches} of ${failures.total}` +
+    (around > 0 ? `, and ${around} ${around === 1 ? "line" : "lines"} around them` : "") +
+    (failures.notLookedAt !== undefined ? `; ${failures.notLookedAt}` : "") + "]"
+  return [title, ...picked.map((p) => `${p.line}: ${p.text}`)].join("\n")
 }
 
 /**
  * The status view: as many of the newest `maxLines` lines as fit the budget
  * with the record (the oldest are dropped first), or, when not even one
- * whole line fits, the end of the newest line. Fails only when the record
- * alone does not fit.
+ * whole line fits, the end of the newest line; then the failure lines, in
+ * their share of the budget, and the record. The record with its failure
+ * lines fits the budget too. When the record and the failure lines do not
+ * fit together, the view goes without the lines (their count stays).
+ * Fails only when the record alone does not fit.
  */
 export const statusView = (input: StatusInput): Either.Either<StatusView, Envelope.EnvelopeTooSmall> => {
+  const failures = input.failures
+  const picked = failures === undefined ? [] : pickFailures(failures, Math.floor(input.budget.limit * FAILURE_SHARE))
+  const withLines = failures !== undefined && picked.length > 0 ? statusViewWith(input, picked) : undefined
+  if (withLines !== undefined && Either.isRight(withLines)) return withLines
+  return statusViewWith(input, [])
+}
+
+const statusViewWith = (
+  input: StatusInput,
+  picked: ReadonlyArray<FailureLine & { readonly match: boolean }>
+): Either.Either<StatusView, Envelope.EnvelopeTooSmall> => {
   const a = input.accounting
+  const failures = input.failures
   // with a window of newest output kept, only the middle between it and the head is lost
   const gap = input.kept?.dropped
   const dropped = input.kept === undefined ? undefined : gap === undefined ? 0 : gap.to_byte - gap.from_byte
+  const rows = picked.map((p) => ({ line: p.line, text: p.text }))
+  const failureFields = failures === undefined || failures.total === 0
+    ? {}
+    : {
+      ...(rows.length > 0 ? { failure_lines: rows } : {}),
+      failure_lines_total: failures.total,
+      ...(failures.searched !== undefined ? { failure_lines_searched: failures.searched } : {})
+    }
+  const section = failures !== undefined && picked.length > 0 ? `${failureSection(picked, failures)}\n` : ""
   const record = (shown: ReadonlyArray<readonly [number, number]>): RetentionRecord => ({
     pid: input.pid,
     status: input.status.state,
@@ -342,12 +545,16 @@ export const statusView = (input: StatusInput): Either.Either<StatusView, Envelo
     ...(input.kept !== undefined ? { kept: input.kept } : {}),
     ...(input.filename !== undefined ? { filename: input.filename } : {}),
     ...(input.wait !== undefined ? { wait: input.wait } : {}),
+    ...failureFields,
     cursor: input.cursor,
     next: input.next
   })
   const view = (output: string, shown: ReadonlyArray<readonly [number, number]>): StatusView => {
     const retention = record(shown)
-    return { _tag: "StatusView", output, retention, text: render(output, retention) }
+    // the section shows the failure lines: the record in the text leaves them out
+    const { failure_lines: _shownAbove, ...inText } = retention
+    const text = section === "" ? render(output, retention) : render(`${output}${output === "" || output.endsWith("\n") ? "" : "\n"}${section}`, inText)
+    return { _tag: "StatusView", output, retention, text }
   }
   const fit = (max: number, build: (n: number) => StatusView) =>
     Envelope.fitCount(0, max, build, input.budget, measured)

@@ -541,6 +541,9 @@ export interface Tracker {
   readonly mark: (position: number) => void
   /** The next output bytes, starting at output offset `start` and at line `line` (1-indexed). */
   readonly accept: (chunk: Uint8Array, start: number, line: number) => void
+  /** What the whole lines so far hold, leaving the tracker as it is (the incomplete last line is not judged yet). */
+  readonly peek: () => Found
+  /** What the output holds, its last line judged too: call once, at its end. */
   readonly result: () => Found
 }
 
@@ -548,6 +551,8 @@ export interface Tracker {
 export interface TrackerOptions {
   /** Matches kept of each role, the first ones (with the lines taken with them); 20 by default. */
   readonly keep?: number
+  /** Keep the newest `keep` matches of each role instead of the first ones (for a window of the newest output). */
+  readonly newest?: boolean
   /** Longest line kept whole, in code points; longer ones are cut. 300 by default. */
   readonly maxChars?: number
 }
@@ -693,6 +698,16 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
   const blocks = new Map<string, Array<{ line: number; text: string }>>()
   const quoting = quoter()
 
+  // matches kept, by role, oldest first: what `newest` lets go of
+  const newest = options.newest === true
+  const order = { explains: [] as Array<number>, reports: [] as Array<number> }
+  /** Lets go of a kept match and the lines taken with it. */
+  const forget = (line: number) => {
+    const had = kept.get(line)
+    if (had !== undefined && had.role !== "context") kept.delete(line)
+    for (const [n, l] of kept) if (l.role === "context" && l.of === line) kept.delete(n)
+    pending = pending.filter((p) => p.of !== line)
+  }
   const shown = (raw: string) => shownText(raw, maxChars)
   const add = (l: SalientLine) => {
     const had = kept.get(l.line)
@@ -719,8 +734,11 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
     total++
     rules.add(rule.id)
     const role = rule.role === "reports" ? "reports" : "explains"
-    if (counts[role] >= keep) return
-    counts[role]++
+    if (counts[role] >= keep) {
+      if (!newest || keep <= 0) return
+      forget(order[role].shift()!)
+    } else counts[role]++
+    order[role].push(line)
     add({ line, ...shown(text), rule: rule.id, role })
     const context = (l: { line: number; text: string }) =>
       add({ line: l.line, ...shown(l.text), rule: rule.id, role: "context", of: line })
@@ -868,7 +886,7 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
     return j.found()
   }
 
-  return { mark: (position) => void marks.push(position), accept, result }
+  return { mark: (position) => void marks.push(position), accept, peek: () => j.found(), result }
 }
 
 /** The salient lines of a whole text, for hosts that hold output in memory. */
@@ -889,6 +907,9 @@ export const find = (text: string, compiled: Compiled = compile(), options: Trac
 export interface Scanner {
   /** The next bytes of the output. */
   readonly push: (chunk: Uint8Array) => void
+  /** What the whole lines so far hold, leaving the scanner as it is. */
+  readonly peek: () => Found
+  /** What the output holds, its last line judged too: call once, at its end. */
   readonly result: () => Found
 }
 
@@ -926,6 +947,7 @@ export const scanner = (compiled: Compiled = compile(), options: TrackerOptions 
         ? chunk.slice(chunk.length - carryBytes)
         : concat([carry, chunk]).slice(-carryBytes)
     },
+    peek: () => t.peek(),
     result: () => t.result()
   }
 }

@@ -323,8 +323,7 @@ export const makeRead = (options: Options = {}) =>
             return yield* new InvalidRequest({ argument: "offset", reason: `line ${fromLine} is past the end: ${filename} has ${index.lines} lines` })
           }
           const scan = yield* Read.grep(file, index, matcher, patterns, {
-            fromByte: yield* Read.locate(file, index, fromLine),
-            fromLine,
+            from: { byte: yield* Read.locate(file, index, fromLine), line: fromLine },
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,

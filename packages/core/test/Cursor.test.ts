@@ -16,7 +16,7 @@ const position: fc.Arbitrary<Cursor.Position> = fc.record({
   tool: fc.oneof(fc.constantFrom("get_tool_output", "manage_process", "get_agent_results"), id(64)),
   evidence: id(128),
   offset: fc.oneof(fc.nat(), fc.maxSafeNat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER)),
-  unit: fc.constantFrom<Cursor.Unit>("code_point", "byte"),
+  unit: fc.constantFrom<Cursor.Unit>("code_point", "byte", "line"),
   generation: id(64)
 }, { requiredKeys: ["tool", "evidence", "offset", "unit"] })
 
@@ -184,6 +184,9 @@ describe("Cursor refusals", () => {
     expect(reasonOf(decode(chars, { tool: "get_tool_output", unit: "byte" }))).toBe("unit")
     expect(reasonOf(decode(bytes, { tool: "get_tool_output", unit: "byte" }))).toBe("accepted")
     expect(reasonOf(decode(chars, { tool: "get_tool_output" }))).toBe("accepted")
+    const lines = encode({ tool: "manage_process.grep", evidence: "42", offset: 1501, unit: "line", generation: "g1" })
+    expect(reasonOf(decode(lines, { tool: "manage_process.grep", unit: "byte" }))).toBe("unit")
+    expect(reasonOf(decode(lines, { tool: "manage_process.grep", unit: "line" }))).toBe("accepted")
   })
 
   it("checks the tool before the unit", () => {
@@ -225,7 +228,7 @@ describe("Cursor refusals", () => {
         "[\"t\",\"e\",1.5,0]",
         "[\"t\",\"e\",9007199254740992,0]",
         "[\"t\",\"e\",-0,0]",
-        "[\"t\",\"e\",5,2]",
+        "[\"t\",\"e\",5,3]",
         "[\"t\",\"e\",5,\"byte\"]",
         "[\"t\",\"../etc/passwd\",5,0]",
         "[\"t\",\"\",5,0]",
@@ -280,7 +283,7 @@ describe("Cursor encode refusals", () => {
       { ...valid, offset: 1.5 },
       { ...valid, offset: Number.NaN },
       { ...valid, offset: Number.MAX_SAFE_INTEGER + 1 },
-      { ...valid, unit: "line" as Cursor.Unit },
+      { ...valid, unit: "page" as Cursor.Unit },
       { ...valid, generation: "" },
       { ...valid, generation: "g".repeat(65) },
       { ...valid, generation: "g/1" }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Access, Body, Cursor, Evidence, Manifests, Retention, Secrets, Spill, SpillPolicy } from "@spillway/core"
-import { NodeBodyFiles, NodeEvidence } from "@spillway/node"
+import { NodeBodyFiles, NodeEvidence, NodePattern } from "@spillway/node"
 import { ConfigProvider, Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -237,6 +237,47 @@ describe("Evidence", () => {
     expect(size).toBeLessThanOrEqual(3000)
     expect(size).toBeGreaterThan(2900)
   })
+
+  it.effect("searches the whole kept output a cursor names, any page's cursor, with the same checks as a read", () =>
+    Effect.gen(function*() {
+      revoked = false
+      const body = lines(3000).replace("step 1501: ok", "step 1501: error TS2322: bad") + "deploy token hunter2-hunter2\n"
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "exit 2", body })
+      const first = r.first.next_cursor!
+      const page = yield* textPage(Evidence.getToolOutput(first, as("alice")))
+      for (const cursor of [first, page.next_cursor!]) {
+        const found = yield* Evidence.grep(cursor, "error TS\\d+", as("alice"))
+        expect(found).toMatchObject({ filename: r.evidence, matches: [{ line: 1501, text: "step 1501: error TS2322: bad ✓ ", cut: false }], more: false, totalLines: 3001 })
+      }
+      // the kept body is masked: a search for the secret finds its mask, never the secret
+      const secret = yield* Evidence.grep(first, "token", as("alice"))
+      expect(secret.matches[0]!.text).not.toContain("hunter2")
+      expect((yield* Evidence.grep(first, "hunter2", as("alice"))).matches).toEqual([])
+      // pages of a bounded size, and a flag saying more match
+      const some = yield* Evidence.grep(first, "^step", as("alice"), { maxResults: 5 })
+      expect(some.matches.map((m) => m.line)).toEqual([1, 2, 3, 4, 5])
+      expect(some.more).toBe(true)
+      // holding a cursor is no permission; bad arguments are refused before anything is read
+      expect((yield* Effect.flip(Evidence.grep(first, "step", as("mallory"))))._tag).toBe("AccessDenied")
+      expect((yield* Effect.flip(Evidence.grep(first, "(a)\\1", as("alice"))))._tag).toBe("GrepPatternError")
+      expect((yield* Effect.flip(Evidence.grep(first, "x".repeat(5_000), as("alice"))))._tag).toBe("GrepPatternError")
+      expect((yield* Effect.flip(Evidence.grep(first, "x", as("alice"), { maxResults: 10_001 })))._tag).toBe("InvalidRequest")
+      expect((yield* Effect.flip(Evidence.grep(first.slice(0, -3), "x", as("alice"))))._tag).toBe("CursorError")
+      const snapshot = yield* Evidence.retainSearch({ owner: "alice", tool: "web_search", status: "ok", matches: [{ text: "a".repeat(20_000) }, { text: "b" }] })
+      const refused = yield* Effect.flip(Evidence.grep(snapshot.first.next_cursor!, "a", as("alice")))
+      expect(refused.message).toContain("read them with get_tool_output")
+    }).pipe(Effect.provide(layer(tempDir()))))
+
+  it.effect("a search of kept output that cannot finish ends at its deadline and says where", () =>
+    Effect.gen(function*() {
+      const heavy = Array.from({ length: 6 }, () => Array.from({ length: 65_000 }, () => (Math.random() < 0.5 ? "a" : "b")).join("")).join("\n") + "\n"
+      const r = yield* Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: heavy })
+      const started = Date.now()
+      const found = yield* Evidence.grep(r.first.next_cursor!, "(?:a|b)*a[ab]{999}[^ab]", as("alice")).pipe(Effect.provide(NodePattern.layer()))
+      expect(Date.now() - started).toBeLessThan(3_000)
+      expect(found.stoppedAtLine).toBe(1)
+      expect(found.matches).toEqual([])
+    }).pipe(Effect.provide(layer(tempDir(), { grepDeadlineMs: 400 }))))
 
   it.effect("pages a kept search snapshot in its ranking, large matches in fragments, without searching again", () =>
     Effect.gen(function*() {

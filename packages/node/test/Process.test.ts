@@ -752,7 +752,7 @@ describe("NodeProcess", () => {
       expect(v._tag === "StatusView" && v.output).toBe("seen\n")
       expect(v._tag === "StatusView" && v.retention.spool).toBe("temporary")
       // the grant holds the read methods alone
-      expect(Object.keys(read.unsafeMap.get(Process.ProcessRead.key) as object).sort()).toEqual(["list", "poll", "wait"])
+      expect(Object.keys(read.unsafeMap.get(Process.ProcessRead.key) as object).sort()).toEqual(["list", "poll", "search", "wait"])
       expect(read.unsafeMap.has(Process.ProcessSpawn.key)).toBe(false)
       expect(read.unsafeMap.has(Process.ProcessControl.key)).toBe(false)
       // @ts-expect-error a program that spawns does not compile against a read-only grant

@@ -150,6 +150,11 @@ export interface Leased {
     request?: Omit<Process.PollRequest, "pid">
   ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable>
   readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
+  /** A page of the lines of the job's kept output that match a pattern, searched on the host. */
+  readonly search: (
+    pid: number,
+    request: Omit<Process.SearchRequest, "pid">
+  ) => Effect.Effect<ProcessView.Matches, HostError | HostUnreachable>
   readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
   /** This caller's recorded jobs on this host; those started before a restart are read-only. */
@@ -275,6 +280,8 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
               wait: (pid, timeoutMillis, pattern) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
                   Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
+              search: (pid, request) =>
+                Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Search({ lease, pid, generation, ...request }))),
               stdin: (pid, data, close) =>
                 Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Stdin({ lease, pid, generation, data, close })))),
               signal: (pid, signal) =>

@@ -138,6 +138,10 @@ export const handlers = (options: Options) =>
           )),
       Poll: ({ cursor, generation, lease, limit, line, lines, offset, pid }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit, line, lines })),
+      Search: ({ cursor, generation, ignoreCase, lease, maxResults, pattern, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) =>
+          // a search runs up to its deadline: the lease is checked again before its matches are returned
+          Effect.zipLeft(Effect.mapError(manager.search(caller, { pid, pattern, ignoreCase, maxResults, cursor }), hostError), check(lease, clientId))),
       Wait: ({ generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) => {
           // the lease is checked while the job is waited on and again once the wait is over:

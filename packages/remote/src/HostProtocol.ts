@@ -1,6 +1,6 @@
 /**
  * The host's RPC group, the only way into a host: lease, start, poll, wait,
- * stdin, signal, status and delete. Every call but `Lease` carries a lease;
+ * search, stdin, signal, status and delete. Every call but `Lease` carries a lease;
  * none takes a path. Views and pages cross as the same schemas a local poll
  * returns, decoded on arrival.
  *
@@ -62,6 +62,19 @@ export class HostRpcs extends RpcGroup.make(
   Rpc.make("Wait", {
     payload: { lease, pid, generation, timeoutMillis: Schema.Number, pattern: Schema.optional(Schema.String) },
     success: ProcessView.StatusView,
+    error: HostError
+  }),
+  Rpc.make("Search", {
+    payload: {
+      lease,
+      pid,
+      generation,
+      pattern: Schema.String,
+      ignoreCase: Schema.optional(Schema.Boolean),
+      maxResults: Schema.optional(Schema.NullOr(Schema.Number)),
+      cursor: Schema.optional(Schema.NullOr(Schema.String))
+    },
+    success: ProcessView.Matches,
     error: HostError
   }),
   Rpc.make("Stdin", {

@@ -86,6 +86,29 @@ describe("a host over stdio", () => {
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 
+  it.scopedLive("searches a job's output on the host through the lease, in pages; its failure lines cross with the view", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a", "cred-b": "team-b" })
+      const context = yield* Layer.build(overStdio(files))
+      const a = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const b = yield* leaseWith("cred-b").pipe(Effect.provide(context))
+      const job = yield* a.start({ command: "seq 1 1500; echo 'src/app.ts(1501,7): error TS2322: no'; seq 1502 4002; exit 2" })
+      const view = yield* a.wait(job.pid, 10_000)
+      expect(view.retention.failure_lines).toEqual([{ line: 1501, text: "src/app.ts(1501,7): error TS2322: no" }])
+      expect(view.text).toContain("1501: src/app.ts(1501,7): error TS2322: no\n")
+      const first = yield* a.search(job.pid, { pattern: "^40\\d\\d$", maxResults: 2 })
+      expect(first.matches.map((m) => m.line)).toEqual([4000, 4001])
+      expect(first.more).toBe(true)
+      const second = yield* a.search(job.pid, { pattern: "^40\\d\\d$", maxResults: 2, cursor: first.next_cursor })
+      expect(second.matches.map((m) => m.line)).toEqual([4002])
+      expect(second.more).toBe(false)
+      // another scope's lease does not reach the job; a revoked credential ends the search too
+      expect((yield* Effect.flip(b.search(job.pid, { pattern: "error" }))).message).toMatch(/no job with pid|may not/)
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
+      expect((yield* Effect.flip(a.search(job.pid, { pattern: "error" }))).message).toContain("lease refused (revoked)")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
   it.scopedLive("reserves the 4 MiB allowance before dispatch, and a refused start gives it back", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a": "team-a" })

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Access, Child, Delivery, type Envelope, Evidence, Preview, Process, ProcessView, Secrets, Spill, Utf8 } from "@spillway/core"
+import { Access, Child, Delivery, type Envelope, Errors, Evidence, Preview, Process, ProcessView, Secrets, Spill, Utf8 } from "@spillway/core"
 import { Duration, Effect, Either, Layer, Option } from "effect"
 import * as Views from "./internal/views.js"
 import * as Replies from "./Replies.js"
@@ -82,18 +82,25 @@ const readSpill = (params: { readonly filename: string; readonly offset?: number
 
 const grepSpill = (params: {
   readonly pattern: string
-  readonly filename: string
+  readonly filename?: string | undefined
+  readonly cursor?: string | undefined
   readonly offset?: number | undefined
   readonly max_results?: number | undefined
   readonly ignore_case?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
     const budget = yield* Delivery.Budget
-    const r = yield* Spill.grepSpill(params.pattern, params.filename, {
-      maxResults: params.max_results,
-      ignoreCase: params.ignore_case,
-      fromLine: params.offset
-    })
+    if ((params.filename === undefined) === (params.cursor === undefined)) {
+      return yield* new Errors.InvalidRequest({
+        argument: "request",
+        reason: "grep_spill needs filename (a saved file's name) or cursor (a get_tool_output cursor), not both"
+      })
+    }
+    const options = { maxResults: params.max_results, ignoreCase: params.ignore_case, fromLine: params.offset }
+    // by cursor: the whole kept output the cursor pages, asked for as get_tool_output reads it; its name goes on by filename
+    const r = params.cursor !== undefined
+      ? yield* Evidence.grep(params.cursor, params.pattern, yield* ToolCaller, options)
+      : yield* Spill.grepSpill(params.pattern, params.filename!, options)
     const from = params.offset ?? 1
     const whole = Delivery.fitResult(0, r.matches.length, (k) => Views.shown(r, from, k), budget)
     if (Either.isRight(whole) && (whole.right.count > 0 || r.matches.length === 0)) return result(whole.right.value)
@@ -110,7 +117,7 @@ const getToolOutput = (params: { readonly cursor: string }) =>
     return result(Evidence.delivered(yield* Evidence.getToolOutput(params.cursor, caller)))
   }))
 
-const viewResult = (view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) => result(ProcessView.delivered(view))
+const viewResult = (view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines | ProcessView.Matches) => result(ProcessView.delivered(view))
 
 type ProcessParams = {
   readonly action: string
@@ -129,6 +136,8 @@ type ProcessParams = {
   readonly line?: number | undefined
   readonly lines?: number | undefined
   readonly keep_whole?: boolean | undefined
+  readonly ignore_case?: boolean | undefined
+  readonly max_results?: number | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -146,8 +155,20 @@ const readProcess = (params: ProcessParams) =>
       }
       case "wait": {
         const pid = yield* pidOf(params)
-        const view = yield* handled(read.wait(caller, { pid, timeoutMillis: params.timeout_ms ?? 30_000, pattern: params.pattern }))
+        const view = yield* handled(read.wait(caller, { pid, timeoutMillis: params.timeout_ms ?? 30_000, pattern: params.pattern, ignoreCase: params.ignore_case }))
         return viewResult(view)
+      }
+      case "grep": {
+        const pid = yield* pidOf(params)
+        if (params.pattern === undefined) return yield* missing("pattern", "grep")
+        const found = yield* handled(read.search(caller, {
+          pid,
+          pattern: params.pattern,
+          ignoreCase: params.ignore_case,
+          maxResults: params.max_results,
+          cursor: params.cursor
+        }))
+        return viewResult(found)
       }
       default: {
         const budget = yield* Delivery.Budget

@@ -129,10 +129,11 @@ export const GrepSpillFacts = Schema.Struct({
 export const GrepSpill = annotated(
   Tool.make("grep_spill", {
     description:
-      `Search a saved command output for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped). Each match is shown as LINE: TEXT; when more lines may match, the text ends with the call that searches on from next_offset. ${CONTINUE}`,
+      `Search a saved command output (by filename) or a tool's kept output (by any of its get_tool_output cursors; the whole output is searched) for lines matching a pattern (JavaScript regular expression syntax without backreferences or lookaround, run in linear time; a search ends within 10 seconds and says where it stopped). Give filename or cursor, not both. Each match is shown as LINE: TEXT; when more lines may match, the text ends with the call that searches on from next_offset. ${CONTINUE}`,
     parameters: {
       pattern: described(Schema.String, "the regular expression a line must match, such as error|FAIL"),
-      filename: Filename,
+      filename: optional(Filename),
+      cursor: optional(described(Schema.String, "instead of filename: a cursor get_tool_output takes, naming the kept output to search")),
       offset: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "the first line to search, 1-based; 1 by default")),
       max_results: optional(described(Schema.Int.pipe(Schema.between(1, 1_000)), "most matching lines, 1 to 1,000; 100 by default (fewer when they do not fit the result)")),
       ignore_case: optional(described(Schema.Boolean, "match letters of either case; false by default"))
@@ -160,11 +161,11 @@ export const GetToolOutput = annotated(
 )
 
 const processDescription = (actions: string) =>
-  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows the newest lines and an [output retention] record; the record's next field is the exact call that pages the whole output from its start (with its cursor), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes. ${CONTINUE} Actions: ${actions}.`
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows the newest lines, the lines that report errors or failures (with their line numbers) and an [output retention] record; the record's next field is the exact call that pages the whole output from its start (with its cursor), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes, with the same view. grep lists the kept lines matching pattern, a page at a time, ending with the call that searches on. ${CONTINUE} Actions: ${actions}.`
 
 const pollFields = {
   pid: optional(Pid),
-  cursor: optional(described(Schema.NullOr(Schema.String), "for poll: the cursor from the status record or from the previous page; it takes precedence over offset")),
+  cursor: optional(described(Schema.NullOr(Schema.String), "for poll: the cursor from the status record or from the previous page, which takes precedence over offset; for grep: the cursor a page of matches gave, to search on")),
   offset: optional(
     described(
       Schema.NullOr(Schema.Union(described(Schema.Int, "a whole number"), described(Schema.String, "a whole number, as text"))),
@@ -175,7 +176,9 @@ const pollFields = {
   line: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "for poll: read by line number (1-based) instead of by byte, in the head or the newest output")),
   lines: optional(described(Schema.Int.pipe(Schema.between(1, 2_000)), "for poll, with line: how many lines, 1 to 2,000; 200 by default")),
   timeout_ms: optional(described(Schema.Int.pipe(Schema.between(0, 600_000)), "for wait: the longest wait in milliseconds, 0 to 600,000; 30,000 by default")),
-  pattern: optional(described(Schema.String, "for wait: a regular expression; the wait ends at the first new line that matches"))
+  pattern: optional(described(Schema.String, "for wait: a regular expression, the wait ends at the first new line that matches; for grep: the lines to list")),
+  ignore_case: optional(described(Schema.Boolean, "for wait and grep: match letters of either case; false by default")),
+  max_results: optional(described(Schema.Int.pipe(Schema.between(1, Process.MAX_SEARCH_RESULTS)), "for grep: most matching lines per page; 100 by default (fewer when they do not fit the result)"))
 }
 
 /** What a program reads of `manage_process list`: the jobs, each command cut to a bounded length. */
@@ -200,17 +203,17 @@ export const StdinFacts = Schema.Struct({
 export const SignalFacts = Schema.Struct({ view: Schema.Literal("signal"), pid: Schema.Number, signal: Schema.String })
 
 /** What a program reads of `manage_process`, told apart by `view`. */
-export const ProcessFacts = Schema.Union(ProcessView.StatusFacts, ProcessView.PageFacts, ProcessView.LinesFacts, JobsFacts, StdinFacts, SignalFacts)
+export const ProcessFacts = Schema.Union(ProcessView.StatusFacts, ProcessView.PageFacts, ProcessView.LinesFacts, ProcessView.MatchesFacts, JobsFacts, StdinFacts, SignalFacts)
 
 /** What a program reads of the read-only `manage_process`. */
-export const ProcessReadFacts = Schema.Union(ProcessView.StatusFacts, ProcessView.PageFacts, ProcessView.LinesFacts, JobsFacts)
+export const ProcessReadFacts = Schema.Union(ProcessView.StatusFacts, ProcessView.PageFacts, ProcessView.LinesFacts, ProcessView.MatchesFacts, JobsFacts)
 
-/** `manage_process` with every action: start, poll, wait, write_stdin, signal, list. */
+/** `manage_process` with every action: start, poll, wait, grep, write_stdin, signal, list. */
 export const ManageProcess = annotated(
   Tool.make("manage_process", {
-    description: processDescription("start (command, cwd?, stdin?, keep_whole?), poll, wait, write_stdin (data, close?), signal (signal), list"),
+    description: processDescription("start (command, cwd?, stdin?, keep_whole?), poll, wait, grep (pattern), write_stdin (data, close?), signal (signal), list"),
     parameters: {
-      action: described(Schema.Literal("start", "poll", "wait", "write_stdin", "signal", "list"), "what to do"),
+      action: described(Schema.Literal("start", "poll", "wait", "grep", "write_stdin", "signal", "list"), "what to do"),
       command: optional(described(Schema.String, "for start: the shell line to run, such as npm run build")),
       cwd: optional(described(Schema.String, "for start: the directory to run it in; the server's own by default")),
       ...pollFields,
@@ -228,11 +231,11 @@ export const ManageProcess = annotated(
   { title: "Run and read background jobs", readOnly: false, destructive: true, idempotent: false, openWorld: true }
 )
 
-/** `manage_process` for readers: poll, wait and list only. */
+/** `manage_process` for readers: poll, wait, grep and list only. */
 export const ManageProcessRead = annotated(
   Tool.make("manage_process", {
-    description: processDescription("poll, wait, list"),
-    parameters: { action: described(Schema.Literal("poll", "wait", "list"), "what to do"), ...pollFields },
+    description: processDescription("poll, wait, grep (pattern), list"),
+    parameters: { action: described(Schema.Literal("poll", "wait", "grep", "list"), "what to do"), ...pollFields },
     success: withText(ProcessReadFacts),
     failure: ToolFailure,
     failureMode: "return"

@@ -222,7 +222,7 @@ describe("what an MCP client and a model receive", () => {
     await reader.close()
     const processTool = tools.find((t) => t.name === "manage_process")!
     expect(processTool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
-    expect((processTool.inputSchema.properties as Record<string, { enum?: Array<string> }>).action.enum).toEqual(["poll", "wait", "list"])
+    expect((processTool.inputSchema.properties as Record<string, { enum?: Array<string> }>).action.enum).toEqual(["poll", "wait", "grep", "list"])
     expect(processTool.outputSchema?.type).toBe("object")
   })
 

@@ -32,7 +32,7 @@ describe("toolkits", () => {
   it("the read toolkit holds no tool that writes, spawns or signals", () => {
     expect(Object.keys(Tools.ReadToolkit.tools).sort()).toEqual(["get_tool_output", "grep_spill", "manage_process", "read_spill"])
     const actions = (Tools.ManageProcessRead.parametersSchema.fields.action as unknown as { literals: ReadonlyArray<string> }).literals
-    expect([...actions].sort()).toEqual(["list", "poll", "wait"])
+    expect([...actions].sort()).toEqual(["grep", "list", "poll", "wait"])
     // the read handlers build from the read capabilities alone; the full ones do not
     const read = (context: Context.Context<Handlers.ReadNeeds>): Layer.Layer<Handlers.ReadHandlers> =>
       Layer.provide(Handlers.readLayer, Layer.succeedContext(context))

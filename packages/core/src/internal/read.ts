@@ -138,9 +138,8 @@ export const grep = (
     readonly maxLineChars: number
     readonly maxMatchChars: number
     readonly deadlineMs: number
-    /** Where the search starts: a line start, and that line's number. */
-    readonly fromByte?: number | undefined
-    readonly fromLine?: number | undefined
+    /** Where to start: a line start and its line number; the start of the file by default. */
+    readonly from?: { readonly byte: number; readonly line: number } | undefined
   }
 ): Effect.Effect<GrepScan, SpillIoError> =>
   Effect.gen(function*() {
@@ -151,9 +150,9 @@ export const grep = (
     // the literal's bytes, searched for natively where the platform can
     const literal = matcher.literal !== undefined ? fromLatin1(matcher.literal) : undefined
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
-    let pos = options.fromByte ?? 0 // file offset of the next read
+    let pos = options.from?.byte ?? 0 // file offset of the next read
     let blockStart = pos // file offset of buf[0]
-    let lineNo = options.fromLine ?? 1 // number of the line starting at buf[0]
+    let lineNo = options.from?.line ?? 1 // number of the line starting at buf[0]
     let skipping = false
 
     /**

@@ -63,14 +63,6 @@ export const cut = (page: Spill.SpillPage, part: string, cursor: string): Delive
   }
 }
 
-/** The longest pattern a continuing call repeats; a longer one is named as the same pattern. */
-const PATTERN_CHARS = 200
-
-const patternArgument = (pattern: string) => {
-  const quoted = JSON.stringify(pattern)
-  return Utf8.codePointLength(quoted) <= PATTERN_CHARS ? quoted : "<the same pattern>"
-}
-
 /** The first `k` matches of a search, with a marker saying where it goes on when it does. @internal */
 export const shown = (r: Spill.GrepResult, from: number, k: number): Delivery.Delivered<typeof GrepSpillFacts.Type> => {
   const matches = r.matches.slice(0, k)
@@ -79,7 +71,7 @@ export const shown = (r: Spill.GrepResult, from: number, k: number): Delivery.De
   // where the search goes on: the first match not shown, past the last shown, or where the deadline stopped it
   const nextOffset = left ? r.matches[k]!.line : r.stoppedAtLine !== undefined ? r.stoppedAtLine : r.more ? last + 1 : undefined
   const next = nextOffset !== undefined
-    ? Delivery.call("grep_spill", [["filename", r.filename], ["pattern", patternArgument(r.pattern)], ["offset", nextOffset]])
+    ? Delivery.call("grep_spill", [["filename", r.filename], ["pattern", Delivery.patternArgument(r.pattern)], ["offset", nextOffset]])
     : undefined
   const cutLines = matches.some((m) => m.cut)
     ? `; a line marked [line cut] reads whole with ${Delivery.call("read_spill", [["filename", r.filename], ["offset", "LINE"], ["limit", 1]])}`

@@ -8,9 +8,12 @@ import type * as Envelope from "../../Envelope.js"
 import type { Manifest } from "../../Manifests.js"
 import type * as ProcessView from "../../ProcessView.js"
 import type * as Retention from "../../Retention.js"
+import type * as Salience from "../../Salience.js"
 import type * as Read from "../read.js"
+import type * as Failures from "./failures.js"
 import type * as Tail from "./tail.js"
 import * as Utf8 from "../../Utf8.js"
+import { concat } from "../bytes.js"
 
 /** The manager's limits, every default filled in. @internal */
 export interface Limits {
@@ -73,6 +76,12 @@ export interface Job {
     readonly captureError: string | undefined
     readonly expiresAt: number | null
   } | undefined
+  /** The head's failure lines, found as its output arrives; a restored job's are found when it is first viewed. */
+  failures: Failures.HeadFailures | undefined
+  /** Set when a restored job's head was looked at in part for failure lines: the last line looked at. */
+  failuresScanned: number | undefined
+  /** The failure lines of the window of newest output, for the window they were found in. */
+  windowFailures: { readonly from: number; readonly to: number; readonly found: Salience.Found } | undefined
   /** The whole masked output while it is small, so its true tail survives a capture error. */
   memory: Array<Uint8Array> | undefined
   /** True once the stream has ended and the masker has let out everything. */
@@ -94,6 +103,8 @@ export interface Context {
   /** The head's limit of a job started to keep its whole output. */
   readonly wholeLimitBytes: number
   readonly codec: Cursor.Codec
+  /** Cursors of searches: the line a search goes on from. */
+  readonly searchCodec: Cursor.Codec
   readonly ttlMillis: number | null
   readonly spoolKind: "durable" | "temporary"
   readonly budget: Envelope.Budget
@@ -101,15 +112,26 @@ export interface Context {
   readonly byPid: Map<number, string>
   /** Line indexes built of growing heads, by name and size. */
   readonly lineIndexes: Read.IndexCache
+  /** The rules failure lines are found by; none when the status view shows none. */
+  readonly salience: Salience.Compiled | undefined
+  /** A search of a job's output ends after this long and says where. */
+  readonly searchDeadlineMillis: number
 }
 
 /** A fresh job record. @internal */
 export const make = (
   fields:
-    & Omit<Job, "changed" | "ended" | "memory" | "settled" | "savedAt" | "writer" | "window" | "tail" | "recorded" | "running" | "scope" | "state" | "exitedAt" | "exitCode" | "signal">
+    & Omit<
+      Job,
+      | "changed" | "ended" | "memory" | "settled" | "savedAt" | "writer" | "window" | "tail" | "recorded" | "running" | "scope" | "state"
+      | "exitedAt" | "exitCode" | "signal" | "failures" | "failuresScanned" | "windowFailures"
+    >
     & Partial<Job>
 ): Job => ({
   state: "running",
+  failures: undefined,
+  failuresScanned: undefined,
+  windowFailures: undefined,
   window: undefined,
   tail: undefined,
   exitedAt: undefined,
@@ -152,6 +174,22 @@ export const resourceOf = (ctx: Context, job: Job): Access.Resource => ({
   tool: "manage_process",
   expiresAt: expiresAt(ctx, job) ?? null
 })
+
+/** Reads `[offset, offset + length)` of a job's output, through the body store's access check. @internal */
+export const readOutput = (ctx: Context, caller: Access.Caller, job: Job, offset: number, length: number, action: Access.Action) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (length <= 0) return new Uint8Array(0)
+    const body = yield* ctx.bodies.open(caller, job.body, { action, resource: () => resourceOf(ctx, job) })
+    const parts: Array<Uint8Array> = []
+    let got = 0
+    while (got < length) {
+      const chunk = yield* body.read(offset + got, length - got)
+      if (chunk.length === 0) break
+      parts.push(chunk)
+      got += chunk.length
+    }
+    return parts.length === 0 ? new Uint8Array(0) : concat(parts)
+  }))
 
 const EMPTY = new Uint8Array(0)
 

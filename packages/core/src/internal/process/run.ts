@@ -6,6 +6,7 @@ import { InvalidRequest, type StoreFailed } from "../../Errors.js"
 import type { Origin } from "../../Manifests.js"
 import type * as Secrets from "../../Secrets.js"
 import { randomId } from "../bytes.js"
+import * as Failures from "./failures.js"
 import { type Context, type Job, make as makeJob, notify } from "./job.js"
 import * as Tail from "./tail.js"
 
@@ -98,7 +99,9 @@ export const start = (
       startedAt: now,
       restored: false,
       running,
-      scope: jobScope
+      scope: jobScope,
+      // the head's failure lines are found as its masked output arrives
+      failures: ctx.salience !== undefined ? Failures.head(ctx.salience, headLimit) : undefined
     })
     if (!whole && ctx.limits.tailBytes > 0) {
       // the window's room comes from the pool the spool's does, asked for as the window fills
@@ -125,7 +128,10 @@ export const start = (
       onFailure: "keep-prefix",
       keepOnClose: true,
       onWritten: () => notify(job),
+      // where the failure rules' literals begin, found in the pass that masks
+      ...(ctx.salience !== undefined ? { watch: { literals: ctx.salience.literals, onMark: (p: number) => job.failures?.mark(p) } } : {}),
       onMasked: (bytes, at) => {
+        job.failures?.push(bytes, at)
         job.window?.push(bytes, at)
         if (job.memory === undefined) return
         if (at + bytes.length <= ctx.limits.smallStreamBytes) job.memory.push(bytes)
@@ -157,6 +163,8 @@ const finish = (ctx: Context, job: Job) =>
     const status = yield* job.running!.exit
     const now = yield* Clock.currentTimeMillis
     yield* job.writer!.end
+    // every masked byte is in: the head's last line is judged too
+    job.failures?.end()
     job.exitedAt = now
     if (status.code !== null) job.exitCode = status.code
     else job.signal = status.signal ?? "unknown"

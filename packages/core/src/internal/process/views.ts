@@ -6,29 +6,14 @@ import * as ProcessView from "../../ProcessView.js"
 import * as Utf8 from "../../Utf8.js"
 import { concat } from "../bytes.js"
 import * as Read from "../read.js"
-import { accounting, type Context, expiresAt, type Job, kept, resourceOf, statusOf } from "./job.js"
+import * as Failures from "./failures.js"
+import { accounting, type Context, expiresAt, type Job, kept, readOutput, resourceOf, statusOf } from "./job.js"
 
 /** The smallest page a poll may ask for: room for any one code point. @internal */
 export const MIN_PAGE_BYTES = 4
 
 /** The tool name process cursors carry. @internal */
 export const TOOL = "manage_process"
-
-/** Reads `[offset, offset + length)` of a job's output, through the body store's access check. @internal */
-export const readOutput = (ctx: Context, caller: Access.Caller, job: Job, offset: number, length: number, action: Access.Action) =>
-  Effect.scoped(Effect.gen(function*() {
-    if (length <= 0) return new Uint8Array(0)
-    const body = yield* ctx.bodies.open(caller, job.body, { action, resource: () => resourceOf(ctx, job) })
-    const parts: Array<Uint8Array> = []
-    let got = 0
-    while (got < length) {
-      const chunk = yield* body.read(offset + got, length - got)
-      if (chunk.length === 0) break
-      parts.push(chunk)
-      got += chunk.length
-    }
-    return parts.length === 0 ? new Uint8Array(0) : concat(parts)
-  }))
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -56,6 +41,7 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       // a complete small stream: its true tail is in memory, in emitted coordinates
       tail = { bytes: concat(job.memory.length === 0 ? [new Uint8Array(0)] : job.memory), start: 0 }
     } else tail = "withheld"
+    const failures = yield* Failures.forView(ctx, caller, job, action)
     const expires = expiresAt(ctx, job)
     const cursor = ctx.codec.encode(String(job.pid), 0, job.generation)
     return yield* ProcessView.statusView({
@@ -71,7 +57,8 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       kept: k?.record,
       filename: job.whole ? job.body : undefined,
       maxLines: ctx.limits.statusLines,
-      budget: ctx.budget
+      budget: ctx.budget,
+      failures
     })
   })
 

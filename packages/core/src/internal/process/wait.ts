@@ -5,8 +5,7 @@ import { InvalidRequest, type StoreFailed } from "../../Errors.js"
 import * as Grep from "../../Grep.js"
 import type * as ProcessView from "../../ProcessView.js"
 import * as Utf8 from "../../Utf8.js"
-import { accounting, type Context, type Job, kept } from "./job.js"
-import { readOutput } from "./views.js"
+import { accounting, type Context, type Job, kept, readOutput } from "./job.js"
 
 /** Bytes of a spool a wait pattern scans at once. */
 const SCAN_BLOCK = 1024 * 1024
