@@ -6,6 +6,13 @@ const path = require("node:path")
 const vm = require("node:vm")
 const Module = require("node:module")
 
+// a package directory installed before it was built holds no bundles: say so, rather than fail on a missing module
+if (!fs.existsSync(path.join(__dirname, "..", "dist", "spillway.cjs"))) {
+  process.stderr.write("spillway: this copy of @spillway/cli was never built: in the clone it came from, run `npx --yes pnpm@10.34.8 install && npx --yes pnpm@10.34.8 build`, then install it again\n")
+  process.exitCode = 1
+  return
+}
+
 // `read` has a small program of its own for the common case (see src/fastRead.ts)
 if (process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
 

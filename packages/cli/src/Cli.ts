@@ -15,6 +15,7 @@ import * as Path from "node:path"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { cliGrepHint, cliHint, readHint } from "./Hints.js"
+import * as Commands from "./Commands.js"
 import * as ServeCommand from "./ServeCommand.js"
 import { Exit2, exitCode, type Output } from "./Output.js"
 
@@ -128,7 +129,7 @@ const run = Command.make(
       else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))
       return yield* exitCode(kept.exitCode)
     })
-).pipe(Command.withDescription("run a command; print its output, or a preview and the name of the file that keeps it all"))
+).pipe(Command.withDescription(Commands.summary("run")))
 
 const read = Command.make(
   "read",
@@ -149,7 +150,7 @@ const read = Command.make(
       const info = yield* spill.copySpill(name, { offset, limit }, out.stdoutBytes)
       yield* out.stderr(readHint(name, info, limit))
     })
-).pipe(Command.withDescription("print lines of a saved output file"))
+).pipe(Command.withDescription(Commands.summary("read")))
 
 const grep = Command.make(
   "grep",
@@ -177,7 +178,7 @@ const grep = Command.make(
       }
       return yield* exitCode(result.matches.length > 0 ? 0 : 1)
     })
-).pipe(Command.withDescription("search a saved output file; prints LINE:TEXT per match"))
+).pipe(Command.withDescription(Commands.summary("grep")))
 
 /** Where the command writes; a tag so tests and the entry point can supply it. */
 export { OutputTag } from "./Output.js"

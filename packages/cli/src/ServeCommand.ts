@@ -10,6 +10,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { Context, Effect, type Option } from "effect"
 import type { Exit2 } from "./Output.js"
+import * as Commands from "./Commands.js"
 
 /** What `spillway serve` was asked for. */
 export interface ServeOptions {
@@ -37,4 +38,4 @@ export const command = Command.make(
     )
   },
   (options) => Effect.flatMap(Serve, (serve) => serve(options))
-).pipe(Command.withDescription("serve a read-only web view of jobs, saved outputs and evidence on 127.0.0.1; prints its URL"))
+).pipe(Command.withDescription(Commands.summary("serve")))

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Secrets } from "@spillway/core"
 import { NodeSecrets } from "@spillway/node"
-import { Effect } from "effect"
+import * as Command from "@effect/cli/Command"
+import { Effect, HashMap } from "effect"
+import { Cli } from "../src/index.js"
 import { spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -362,7 +364,10 @@ describe("bad input", () => {
     expect(unsupported.stderr).toContain("it uses a backreference (\\1 at 3)")
     oneLine(spillway(dir, ["grep", "x", name, "--max-results", "0"]))
     oneLine(spillway(dir, ["run"]))
-    oneLine(spillway(dir, ["frobnicate"]))
+    // an unknown command: one line saying so, then the list of commands (see --help below)
+    const unknown = spillway(dir, ["frobnicate"])
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr).toMatch(/^spillway: unknown command "frobnicate"\n\n/)
   })
 
   it("refuses a symlink, a hard link and a FIFO planted in the directory", () => {
@@ -386,6 +391,38 @@ describe("bad input", () => {
       expect(r.status, args.join(" ")).toBe(0)
       expect(r.stdout).toContain("spillway")
     }
+  })
+
+  it("--help lists every command, one line each; an unknown command lists them on stderr and exits 2", () => {
+    const commands = ["run", "read", "grep", "mcp", "host", "serve"]
+    const help = spillway(tempDir(), ["--help"])
+    expect(help.status).toBe(0)
+    const listed = help.stdout.split("\n").filter((l) => /^ {2}\S/.test(l))
+    expect(listed.map((l) => l.trim().split(/\s+/)[0])).toEqual(commands)
+    for (const line of listed) expect(line.trim().split(/\s{2,}/)[1]!.length).toBeGreaterThan(10)
+    expect(spillway(tempDir(), ["-h"]).stdout).toBe(help.stdout)
+    expect(spillway(tempDir(), []).stdout).toBe(help.stdout)
+    const bogus = spillway(tempDir(), ["bogus"])
+    expect(bogus.status).toBe(2)
+    expect(bogus.stdout).toBe("")
+    expect(bogus.stderr).toBe(`spillway: unknown command "bogus"\n\n${help.stdout}`)
+    // the list names every command the tree runs, and every command it names is one (its own --help answers)
+    const tree = [...HashMap.keys(Command.getSubcommands(Cli.spillway))]
+    for (const name of tree) expect(commands).toContain(name)
+    for (const name of commands) {
+      const r = spillway(tempDir(), [name, "--help"])
+      expect(r.status, name).toBe(0)
+      expect(r.stdout, name).toContain(name)
+    }
+  })
+
+  it("says so when its package was installed before it was built", () => {
+    const unbuilt = tempDir()
+    Fs.mkdirSync(Path.join(unbuilt, "bin"))
+    Fs.copyFileSync(bin, Path.join(unbuilt, "bin", "spillway.cjs"))
+    const r = spawnSync(process.execPath, [Path.join(unbuilt, "bin", "spillway.cjs"), "run", "--", "true"])
+    expect(r.status).toBe(1)
+    expect(r.stderr.toString()).toContain("this copy of @spillway/cli was never built")
   })
 
   it("refuses bad arguments to mcp and host with one line and exit 2", () => {

@@ -14,11 +14,11 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Access, Delivery, Process, Secrets, Spill, SpillPolicy, ToolOutput } from "@spillway/core"
+import type { Process } from "@spillway/core"
 import * as NodeBodies from "./NodeBodies.js"
 import * as NodeChild from "./NodeChild.js"
-import * as NodeEvidence from "./NodeEvidence.js"
-import * as NodePattern from "./NodePattern.js"
+import * as NodeTools from "./NodeTools.js"
+import * as toolHost from "./internal/toolHost.js"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, Agents } from "@spillway/agents"
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
@@ -33,73 +33,27 @@ export interface Options {
   readonly agents?: string | undefined
   readonly readOnly?: boolean | undefined
   readonly caller?: Process.Caller | undefined
+  /** Sees each save and read of a saved file and may refuse it (`NodeTools.Options.policy`). */
+  readonly policy?: NodeTools.Options["policy"]
+  /** The host's say in every access check (`NodeTools.Options.authorizer`). */
+  readonly authorizer?: NodeTools.Options["authorizer"]
 }
 
-const callerFromEnv = (): Process.Caller => NodeBodies.callerFromEnv("mcp")
+const callerFromEnv = (): Process.Caller => toolHost.defaultCaller("mcp")
 
-/** How long the server keeps what it saves: a day, as the evidence profile's source design says, whatever the profile. */
-const DAY = 24 * 60 * 60 * 1000
+/** The tool layers' options for a server: one caller, from the environment unless given. */
+const hostOptions = (options: Options): toolHost.Options => ({
+  directory: options.directory,
+  caller: options.caller ?? callerFromEnv(),
+  policy: options.policy,
+  authorizer: options.authorizer
+})
 
-/** A layer made with the server's one delivery budget, read from configuration when it is built. */
-const withBudget = <A, E, R>(make: (budgetChars: number) => Layer.Layer<A, E, R>) =>
-  Layer.unwrapEffect(Effect.map(Effect.orDie(NodeEvidence.budgetConfig), make))
+/** The read handlers over read-only grants: reading saved output, paging evidence, polling jobs (`NodeTools.layerRead`). */
+export const layerRead = (options: Omit<Options, "readOnly"> = {}) => NodeTools.layerRead(hostOptions(options))
 
-const pieces = (options: Options) => {
-  const directory = NodeBodies.directoryOf(options)
-  // one body store for every profile the server serves, so every view reads the same bodies through the same checks
-  const bodies = NodeBodies.layerWithout({ directory, pools: { spill: { ttlMillis: DAY } } }).pipe(
-    Layer.provideMerge(Layer.mergeAll(Secrets.layerFromEnv, Access.allowOwners)),
-    Layer.provideMerge(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory }))),
-    // grep_spill and wait patterns run on worker threads, each ended at its deadline
-    Layer.provideMerge(NodePattern.layer()),
-    Layer.orDie
-  )
-  return {
-    directory,
-    // read_spill reads no more than its budget can show; longer selections go on with next_offset
-    spillOptions: { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 },
-    bodies,
-    processes: withBudget((budgetChars) => Process.layer({ budgetChars })).pipe(Layer.provide(NodeChild.layer())),
-    // scratch captures are bodies of the same store, in its `scratch` pool
-    shared: Layer.mergeAll(
-      Handlers.layerCaller(options.caller ?? callerFromEnv()),
-      ToolOutput.layer(),
-      withBudget((limit) => Layer.succeed(Delivery.Budget, { limit }))
-    )
-  }
-}
-
-/** The read handlers over read-only grants: reading saved output, paging evidence, polling jobs. */
-export const layerRead = (options: Omit<Options, "readOnly"> = {}) => {
-  const p = pieces(options)
-  return Handlers.readLayer.pipe(
-    Layer.provide(Layer.mergeAll(
-      p.shared,
-      Spill.layerRead(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
-      NodeEvidence.layerWithout(),
-      Process.readOnly(p.processes)
-    )),
-    Layer.provideMerge(p.bodies)
-  )
-}
-
-type Pieces = ReturnType<typeof pieces>
-
-/** Every handler over the pieces of one server. */
-const fullOver = (p: Pieces) =>
-  Handlers.fullLayer.pipe(
-    Layer.provide(Layer.mergeAll(
-      p.shared,
-      Spill.layer(p.spillOptions).pipe(Layer.provide(SpillPolicy.allowAll)),
-      NodeEvidence.layerWithout(),
-      p.processes,
-      NodeChild.layer()
-    )),
-    Layer.provideMerge(p.bodies)
-  )
-
-/** Every handler, over every capability. */
-export const layerFull = (options: Omit<Options, "readOnly"> = {}) => fullOver(pieces(options))
+/** Every handler, over every capability (`NodeTools.layer`). */
+export const layerFull = (options: Omit<Options, "readOnly"> = {}) => NodeTools.layer(hostOptions(options))
 
 /** A command agent in a catalog file: `{task}` in its command is replaced by the task. */
 export const CatalogEntry = Schema.Struct({
@@ -149,14 +103,14 @@ export const readCatalog = (file: string) =>
     }
   })
 
-/** The agent tools over the pieces of one server, so that results are bodies of the same store as every other kept output. */
-const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "readOnly">) =>
+/** The agent tools over the store of one server, so that results are bodies of the same store as every other kept output. */
+const agentsOver = (p: toolHost.Store, catalogFile: string, options: Omit<Options, "readOnly">) =>
   Layer.unwrapEffect(Effect.map(readCatalog(catalogFile), ({ config, definitions }) =>
     Layer.merge(
       AgentHandlers.layer,
       Layer.effect(AgentCatalog, Effect.map(Agents.AgentRuntime, (runtime) => runtime.catalog))
     ).pipe(
-      Layer.provideMerge(withBudget((budgetChars) => Agents.layer(definitions, { budgetChars }))),
+      Layer.provideMerge(toolHost.withBudget((budgetChars) => Agents.layer(definitions, { budgetChars }))),
       Layer.provide(Layer.mergeAll(
         AgentConfig.layer(config).pipe(
           Layer.provide(AgentConfig.persistenceFile(Path.join(p.directory, ".agents", "config.json"))),
@@ -174,7 +128,7 @@ const agentsOver = (p: Pieces, catalogFile: string, options: Omit<Options, "read
  * published to `<directory>/.agents/config.json`.
  */
 export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnly"> = {}) =>
-  agentsOver(pieces(options), catalogFile, options)
+  agentsOver(toolHost.store(hostOptions(options)), catalogFile, options)
 
 /** The live catalog, for the `spawn_agent` description. */
 class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
@@ -195,9 +149,9 @@ export const serve = (transport: Transport, options: Options = {}) => {
   const describe = (tool: string) =>
     tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
   return Effect.scoped(Effect.gen(function*() {
-    // one set of pieces, so the agent tools and the others share one body store
-    const p = pieces(options)
-    const context = yield* Layer.build(Layer.merge(fullOver(p), agentsOver(p, options.agents!, options)))
+    // one store, so the agent tools and the others share one body store
+    const store = toolHost.store(hostOptions(options))
+    const context = yield* Layer.build(Layer.merge(toolHost.full(store, hostOptions(options)), agentsOver(store, options.agents!, options)))
     const live = (tool: string) => Effect.provide(describe(tool), context)
     yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live, replies(options)).pipe(Effect.provide(context))
   }))

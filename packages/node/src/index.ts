@@ -10,6 +10,8 @@ export * as NodeSpill from "./NodeSpill.js"
 export * as NodeSecrets from "./NodeSecrets.js"
 /** Runs a child process and hands its merged output on in batches. */
 export * as NodeChild from "./NodeChild.js"
+/** The tools wired for a host on Node in one layer: handlers, one store, the directory's cursor key, hints in the tools' names. */
+export * as NodeTools from "./NodeTools.js"
 /** The MCP server wired for Node: every profile over one body store in one directory. */
 export * as NodeMcp from "./NodeMcp.js"
 /** The body store on Node: bytes, SQL manifests, one quota. */

@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { Access, Child, Delivery, type Envelope, Errors, Evidence, Preview, Process, ProcessView, Secrets, Spill, Utf8 } from "@spillway/core"
-import { Duration, Effect, Either, Layer, Option } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import * as Views from "./internal/views.js"
 import * as Replies from "./Replies.js"
 import { FullToolkit, ReadToolkit, ToolFailure } from "./Tools.js"
@@ -284,22 +284,56 @@ export type FullNeeds =
   | Process.ProcessControl
   | Child.ChildRunner
 
+/** How a handler body gets the services it uses: all from the layer, or the caller from each call. */
+type Provide<R> = <A>(effect: Effect.Effect<A, ToolFailure, R>) => Effect.Effect<A, ToolFailure>
+
+const readHandlers = (provide: Provide<ReadNeeds>) => ReadToolkit.of({
+  read_spill: (params) => provide(readSpill(params)),
+  grep_spill: (params) => provide(grepSpill(params)),
+  get_tool_output: (params) => provide(getToolOutput(params)),
+  manage_process: (params) => provide(readProcess(params))
+})
+
+const fullHandlers = (provide: Provide<FullNeeds>) => FullToolkit.of({
+  run_command: (params) => provide(runCommand(params)),
+  read_spill: (params) => provide(readSpill(params)),
+  grep_spill: (params) => provide(grepSpill(params)),
+  get_tool_output: (params) => provide(getToolOutput(params)),
+  manage_process: (params) => provide(manageProcess(params))
+})
+
+/**
+ * The layer's services, with the caller the calling fiber provides (`ToolCaller`,
+ * which is `Access.CurrentCaller`). A call with none is the host's mistake,
+ * not the model's, so it is a defect that says what to do.
+ */
+const callerOfCall = <R>(context: Context.Context<Exclude<R, ToolCaller>>): Provide<R> => (effect) =>
+  Effect.flatMap(Effect.serviceOption(ToolCaller), (caller) =>
+    Option.isNone(caller)
+      ? Effect.dieMessage(
+        "this toolkit takes its caller from each tool call, and this call had none: run the call (or the model loop that makes it) with Access.CurrentCaller provided, e.g. Effect.provideService(Access.CurrentCaller, { owner, channel })"
+      )
+      : Effect.provide(effect, Context.add(context, ToolCaller, caller.value) as Context.Context<R>))
+
 /** Handlers of the read toolkit, over the read capabilities in context. */
-export const readLayer = ReadToolkit.toLayer(Effect.map(Effect.context<ReadNeeds>(), (context) => ReadToolkit.of({
-  read_spill: (params) => Effect.provide(readSpill(params), context),
-  grep_spill: (params) => Effect.provide(grepSpill(params), context),
-  get_tool_output: (params) => Effect.provide(getToolOutput(params), context),
-  manage_process: (params) => Effect.provide(readProcess(params), context)
-})))
+export const readLayer = ReadToolkit.toLayer(Effect.map(Effect.context<ReadNeeds>(), (context) =>
+  readHandlers((effect) => Effect.provide(effect, context))))
 
 /** Handlers of the full toolkit, over every capability in context. */
-export const fullLayer = FullToolkit.toLayer(Effect.map(Effect.context<FullNeeds>(), (context) => FullToolkit.of({
-  run_command: (params) => Effect.provide(runCommand(params), context),
-  read_spill: (params) => Effect.provide(readSpill(params), context),
-  grep_spill: (params) => Effect.provide(grepSpill(params), context),
-  get_tool_output: (params) => Effect.provide(getToolOutput(params), context),
-  manage_process: (params) => Effect.provide(manageProcess(params), context)
-})))
+export const fullLayer = FullToolkit.toLayer(Effect.map(Effect.context<FullNeeds>(), (context) =>
+  fullHandlers((effect) => Effect.provide(effect, context))))
+
+/**
+ * Handlers of the read toolkit that act for the caller of each call (the
+ * `ToolCaller` in the calling fiber's context), so one layer serves many
+ * conversations; every other service comes from the layer.
+ */
+export const readLayerPerCall = ReadToolkit.toLayer(Effect.map(Effect.context<Exclude<ReadNeeds, ToolCaller>>(), (context) =>
+  readHandlers(callerOfCall<ReadNeeds>(context))))
+
+/** Handlers of the full toolkit that act for the caller of each call, as `readLayerPerCall` does. */
+export const fullLayerPerCall = FullToolkit.toLayer(Effect.map(Effect.context<Exclude<FullNeeds, ToolCaller>>(), (context) =>
+  fullHandlers(callerOfCall<FullNeeds>(context))))
 
 /** The handlers of the read toolkit, as a service set. */
 export type ReadHandlers = Layer.Layer.Success<typeof readLayer>
