@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { countNewlines } from "./internal/bytes.js"
 
 /** Default spacing of checkpoints, in lines. */
 export const DEFAULT_EVERY = 1024
@@ -31,23 +32,51 @@ export interface Builder {
   readonly result: () => LineIndex
 }
 
-/** A builder for bytes pushed in order. */
+/** Bytes whose breaks are counted at once; a block with a checkpoint in it is then searched break by break. */
+const COUNT_BLOCK = 4096
+
+/**
+ * A builder for bytes pushed in order. Its checkpoints are found without a
+ * call per line: most blocks of a chunk only add to the count.
+ */
 export const builder = (every: number = DEFAULT_EVERY): Builder => {
   let bytes = 0
   let newlines = 0
   let lastByte = -1
   let firstBreak = -1
   const checkpoints: Array<number> = [0]
-  return {
-    push: (input) => {
+  /**
+   * Adds the checkpoints of a block with `count` breaks, the `toNext`-th of
+   * which makes the next one; returns how many breaks after the block the
+   * one after it is.
+   */
+  const checkpointsIn = (block: Uint8Array, count: number, toNext: number, offset: number): number => {
+    let want = toNext
+    let at = -1
+    let seen = 0
+    while (want <= count) {
       // a method call, so that an array with a faster indexOf of its own (Node's Buffer: memchr) uses it
-      const chunk = input
-      let at = chunk.indexOf(10)
-      if (firstBreak === -1 && at !== -1) firstBreak = bytes + at
-      while (at !== -1) {
-        newlines++
-        if (newlines % every === 0) checkpoints.push(bytes + at + 1)
-        at = chunk.indexOf(10, at + 1)
+      for (; seen < want; seen++) at = block.indexOf(10, at + 1)
+      checkpoints.push(offset + at + 1)
+      want += every
+    }
+    return want - count
+  }
+  return {
+    push: (chunk) => {
+      if (firstBreak === -1) {
+        const at = chunk.indexOf(10)
+        if (at !== -1) firstBreak = bytes + at
+      }
+      // breaks are counted a block at a time, a word at a time; only a block
+      // that holds a checkpoint's break is looked at break by break
+      let toNext = every - (newlines % every)
+      for (let start = 0; start < chunk.length; start += COUNT_BLOCK) {
+        const block = chunk.subarray(start, Math.min(chunk.length, start + COUNT_BLOCK))
+        const count = countNewlines(block)
+        if (count >= toNext) toNext = checkpointsIn(block, count, toNext, bytes + start)
+        else toNext -= count
+        newlines += count
       }
       if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!
       bytes += chunk.length
