@@ -152,6 +152,72 @@ const lineIndexOf = (m: Manifest, size: number): LineIndex.LineIndex => ({
   checkpoints: m.lineIndex.starts
 })
 
+/** What a writer is told about a new body: the options, with each default filled in. */
+const specOf = (options: CreateOptions, name: string, now: number): Writer.Spec => ({
+  profile: options.profile,
+  name,
+  owner: options.owner,
+  channel: options.channel,
+  channelBound: options.channelBound ?? false,
+  tool: options.tool,
+  status: options.status ?? "ok",
+  origin: options.origin ?? { _tag: "Tool" },
+  createdAt: options.createdAt ?? now,
+  maxBytes: options.maxBytes ?? Number.POSITIVE_INFINITY,
+  cut: options.cut ?? "line",
+  visible: options.visible ?? false,
+  failure: options.onFailure ?? "abandon",
+  keepOnClose: options.keepOnClose ?? false,
+  reserve: options.reserve ?? 0,
+  deferBytes: options.deferBytes ?? 0,
+  checkpointEvery: options.checkpointEvery ?? 65_536,
+  lineEvery: options.lineEvery ?? 1024,
+  watch: options.watch,
+  masked: options.alreadyMasked ?? false,
+  onMasked: options.onMasked,
+  onWritten: options.onWritten,
+  admit: options.admit
+})
+
+/** What recovering a body works on: the stores, the quota, and the pools whose kept bodies are counted in it. */
+interface Stores {
+  readonly files: Context.Tag.Service<typeof BodyFiles>
+  readonly manifests: Context.Tag.Service<typeof Manifests>
+  readonly retention: Context.Tag.Service<typeof Retention>
+  readonly counted: ReadonlySet<string>
+}
+
+/** Records a body whose writer is gone as complete, with the size it has in the store, and moves its room in the quota to match. */
+const recoverBody = (
+  { counted, files, manifests, retention }: Stores,
+  id: string,
+  patch: { readonly status?: string; readonly origin?: Origin; readonly anchor?: number }
+) =>
+  Effect.gen(function*() {
+    const m = yield* manifests.get(id)
+    if (m === undefined || m.state === "complete") return m
+    const size = yield* Effect.scoped(files.open(id)).pipe(
+      Effect.map((f) => f.size),
+      Effect.orElseSucceed(() => 0)
+    )
+    const anchor = patch.anchor ?? m.createdAt
+    const done: Manifest = {
+      ...m,
+      state: "complete",
+      status: patch.status ?? m.status,
+      origin: patch.origin ?? m.origin,
+      bytes: size,
+      kept: "head",
+      expiresAt: retention.expiresAt(m.profile, anchor)
+    }
+    yield* manifests.update(done)
+    if (size !== m.bytes && counted.has(m.profile)) {
+      retention.free(m.profile, m.bytes, 0)
+      retention.hold(m.profile, size, 0)
+    }
+    return done
+  })
+
 /** Builds the service over the bytes store, manifests, the quota, the masker and the authorizer; counts what is kept already. */
 export const make = Effect.gen(function*() {
   const files = yield* BodyFiles
@@ -191,31 +257,7 @@ export const make = Effect.gen(function*() {
       if (problem !== undefined) return yield* refuseName(name, problem)
       const reservation = yield* retention.reserve(options.profile, options.reserve ?? 0)
       const limit = retention.usage(options.profile).limit
-      return yield* Writer.make({
-        profile: options.profile,
-        name,
-        owner: options.owner,
-        channel: options.channel,
-        channelBound: options.channelBound ?? false,
-        tool: options.tool,
-        status: options.status ?? "ok",
-        origin: options.origin ?? { _tag: "Tool" },
-        createdAt: options.createdAt ?? now,
-        maxBytes: options.maxBytes ?? Number.POSITIVE_INFINITY,
-        cut: options.cut ?? "line",
-        visible: options.visible ?? false,
-        failure: options.onFailure ?? "abandon",
-        keepOnClose: options.keepOnClose ?? false,
-        reserve: options.reserve ?? 0,
-        deferBytes: options.deferBytes ?? 0,
-        checkpointEvery: options.checkpointEvery ?? 65_536,
-        lineEvery: options.lineEvery ?? 1024,
-        watch: options.watch,
-        masked: options.alreadyMasked ?? false,
-        onMasked: options.onMasked,
-        onWritten: options.onWritten,
-        admit: options.admit
-      }, {
+      return yield* Writer.make(specOf(options, name, now), {
         files,
         masker,
         reservation,
@@ -262,31 +304,7 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  const recover: Service["recover"] = (id, patch = {}) =>
-    Effect.gen(function*() {
-      const m = yield* manifests.get(id)
-      if (m === undefined || m.state === "complete") return m
-      const size = yield* Effect.scoped(files.open(id)).pipe(
-        Effect.map((f) => f.size),
-        Effect.orElseSucceed(() => 0)
-      )
-      const anchor = patch.anchor ?? m.createdAt
-      const done: Manifest = {
-        ...m,
-        state: "complete",
-        status: patch.status ?? m.status,
-        origin: patch.origin ?? m.origin,
-        bytes: size,
-        kept: "head",
-        expiresAt: retention.expiresAt(m.profile, anchor)
-      }
-      yield* manifests.update(done)
-      if (size !== m.bytes && counted.has(m.profile)) {
-        retention.free(m.profile, m.bytes, 0)
-        retention.hold(m.profile, size, 0)
-      }
-      return done
-    })
+  const recover: Service["recover"] = (id, patch = {}) => recoverBody({ files, manifests, retention, counted }, id, patch)
 
   const sweep: Service["sweep"] = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis

@@ -389,6 +389,70 @@ const codePointAt = (body: Reader, byte: number): Effect.Effect<number, StoreFai
     return cp.codePoint + Utf8.codePointLength(Utf8.decodeLossy(concat(parts.length === 0 ? [new Uint8Array(0)] : parts)))
   })
 
+/** A page of a search's kept results, with a cursor to the next when there is one. */
+const searchResults = (codec: Cursor.Codec, m: Manifest, page: SearchPage.Page): SearchResults => ({
+  tool: m.tool,
+  status: m.status,
+  matches: page.matches,
+  summary: page.summary,
+  ...(page.next !== undefined ? { next_cursor: codec.encode(m.id, page.next.match * SEARCH_SPAN + page.next.offset) } : {}),
+  truncated: page.truncated,
+  expires_at: iso(m.expiresAt)
+})
+
+/** A page of kept output: `part`, `n` code points of it from `offset`, with a cursor to the rest when there is more. */
+const outputPage = (codec: Cursor.Codec, m: Manifest, offset: number, part: string, n: number): Page => {
+  const end = offset + n
+  const total = m.codePoints
+  return {
+    tool: m.tool,
+    status: m.status,
+    content: part,
+    offset,
+    offset_unit: "code_point",
+    total_bytes: m.bytes,
+    total_code_points: total,
+    ...(end < total ? { next_cursor: codec.encode(m.id, end) } : {}),
+    truncated: end < total,
+    expires_at: iso(m.expiresAt)
+  }
+}
+
+/** Searches a kept output's lines from `fromLine`, which must be a whole number from 1 within the output. */
+const grepFile = (
+  file: Read.SpillFile,
+  built: Read.IndexCache,
+  pattern: string,
+  matcher: Grep.Matcher,
+  patterns: Grep.PatternEngine["Type"],
+  { deadlineMs, fromLine, maxResults }: { readonly fromLine: number; readonly maxResults: number; readonly deadlineMs: number }
+) =>
+  Effect.gen(function*() {
+    if (!Number.isSafeInteger(fromLine) || fromLine < 1) {
+      return yield* new InvalidRequest({ argument: "offset", reason: `must be a whole number from 1, got ${String(fromLine).slice(0, 40)}` })
+    }
+    const index = yield* Read.indexOf(file, built)
+    if (fromLine > Math.max(index.lines, 1)) {
+      return yield* new InvalidRequest({ argument: "offset", reason: `line ${fromLine} is past the end: the output has ${index.lines} lines` })
+    }
+    const scan = yield* Read.grep(file, index, matcher, patterns, {
+      from: { byte: yield* Read.locate(file, index, fromLine), line: fromLine },
+      maxResults,
+      maxLineChars: 65_536,
+      maxMatchChars: 2_000,
+      deadlineMs
+    })
+    return {
+      filename: file.filename,
+      pattern,
+      matches: scan.matches,
+      more: scan.more,
+      totalLines: index.lines,
+      clippedLines: scan.clippedLines,
+      ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
+    } satisfies GrepResult
+  })
+
 /** Builds the evidence profile over the body store and a cursor key. */
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
@@ -452,15 +516,7 @@ export const make = (options: Options = {}) =>
       )
 
     const searchPage = (m: Manifest, snapshot: ReadonlyArray<SearchPage.Match>, from: SearchPage.Position) => {
-      const results = (page: SearchPage.Page): SearchResults => ({
-        tool: m.tool,
-        status: m.status,
-        matches: page.matches,
-        summary: page.summary,
-        ...(page.next !== undefined ? { next_cursor: codec.encode(m.id, page.next.match * SEARCH_SPAN + page.next.offset) } : {}),
-        truncated: page.truncated,
-        expires_at: iso(m.expiresAt)
-      })
+      const results = (page: SearchPage.Page) => searchResults(codec, m, page)
       // the envelope fitted is the page as delivered
       return Effect.map(SearchPage.page(snapshot, from, (page) => Delivery.wire(delivered(results(page))), budget), (paged) => results(paged.page))
     }
@@ -479,22 +535,7 @@ export const make = (options: Options = {}) =>
           return yield* searchPage(m, snapshot, from)
         }
         const text = yield* readFrom(body, position.offset, budget.limit)
-        const total = m.codePoints
-        const page = (part: string, n: number): Page => {
-          const end = position.offset + n
-          return {
-            tool: m.tool,
-            status: m.status,
-            content: part,
-            offset: position.offset,
-            offset_unit: "code_point",
-            total_bytes: m.bytes,
-            total_code_points: total,
-            ...(end < total ? { next_cursor: codec.encode(m.id, end) } : {}),
-            truncated: end < total,
-            expires_at: iso(m.expiresAt)
-          }
-        }
+        const page = (part: string, n: number) => outputPage(codec, m, position.offset, part, n)
         return (yield* Envelope.fitText(text, page, budget, measured)).value
       }))
 
@@ -516,31 +557,12 @@ export const make = (options: Options = {}) =>
             reason: "this cursor pages a search's kept results, not a tool's output; read them with get_tool_output"
           })
         }
-        const fromLine = grepOptions.fromLine ?? 1
-        if (!Number.isSafeInteger(fromLine) || fromLine < 1) {
-          return yield* new InvalidRequest({ argument: "offset", reason: `must be a whole number from 1, got ${String(fromLine).slice(0, 40)}` })
-        }
         const file: Read.SpillFile = { filename: position.evidence, size: body.size, read: body.read, index: body.lineIndex }
-        const index = yield* Read.indexOf(file, built)
-        if (fromLine > Math.max(index.lines, 1)) {
-          return yield* new InvalidRequest({ argument: "offset", reason: `line ${fromLine} is past the end: the output has ${index.lines} lines` })
-        }
-        const scan = yield* Read.grep(file, index, matcher, patterns, {
-          from: { byte: yield* Read.locate(file, index, fromLine), line: fromLine },
+        return yield* grepFile(file, built, pattern, matcher, patterns, {
+          fromLine: grepOptions.fromLine ?? 1,
           maxResults,
-          maxLineChars: 65_536,
-          maxMatchChars: 2_000,
           deadlineMs: o.grepDeadlineMs
         })
-        return {
-          filename: position.evidence,
-          pattern,
-          matches: scan.matches,
-          more: scan.more,
-          totalLines: index.lines,
-          clippedLines: scan.clippedLines,
-          ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
-        } satisfies GrepResult
       }))
 
     return Evidence.of({

@@ -83,6 +83,92 @@ export interface Preview {
 
 const cp = Utf8.codePointLength
 
+/** A line's cost in a preview: its code points and its line break. */
+const lineCost = (line: string): number => cp(line) + 1
+
+/** The lines a preview picks from: the head's and the tail's whole lines, and how many the output has. */
+interface Lines {
+  readonly head: ReadonlyArray<string>
+  readonly tail: ReadonlyArray<string>
+  /** True when the tail is one piece of a line, so it shows no whole line. */
+  readonly tailPartial: boolean
+  readonly total: number
+}
+
+/**
+ * How many head lines (`h`) and tail lines (`t`) fit in `budget` code points.
+ * The tail says how the command ended, so it gets the larger share; the
+ * head then takes what is left, and the tail grows into any remainder.
+ */
+const fitLines = (lines: Lines, budget: number): { h: number; t: number } => {
+  let spent = 0
+  let t = 0
+  let h = 0
+  const tailFits = (limit: number) => {
+    while (t < lines.tail.length && !lines.tailPartial && lines.total - t > h) {
+      const c = lineCost(lines.tail[lines.tail.length - 1 - t]!)
+      if (spent + c > limit) break
+      spent += c
+      t++
+    }
+  }
+  tailFits(Math.floor((budget * 3) / 5))
+  while (h < lines.head.length && h + 1 <= lines.total - t) {
+    const c = lineCost(lines.head[h]!)
+    if (spent + c > budget) break
+    spent += c
+    h++
+  }
+  tailFits(budget)
+  return { h, t }
+}
+
+/** "1 line", "2 lines". */
+const countLines = (n: number): string => `${n} ${n === 1 ? "line" : "lines"}`
+
+/**
+ * The salient section for `lines` within `limit` code points: a title, then
+ * the rows picked in rank order and shown in line order; empty when none fit.
+ */
+const salientSection = (input: PreviewInput, limit: number, lines: ReadonlyArray<Salience.SalientLine>): Array<string> => {
+  const salient = input.salient
+  if (salient === undefined || lines.length === 0) return []
+  const failed = input.exitCode !== 0
+  const find = salient.total > 0 && input.saved !== undefined && salient.grep !== undefined
+    ? `Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
+    : ""
+  const title = (matches: number, around: number, withFind: boolean) =>
+    (matches > 0
+      ? `[Lines that report errors or failures${failed ? "" : ", though the command exited 0"}: ${matches} of ${salient.total}` +
+        (around > 0 ? `, and ${countLines(around)} around them` : "")
+      : `[Lines that explain the ${countLines(salient.total)} reporting errors or failures${failed ? "" : " (the command exited 0)"}: ${around}`) +
+    (withFind && find !== "" ? `. ${find}` : "") + "]"
+  // the search hint is offered only when it takes no more than a third of the share
+  const withFind = cp(find) <= limit / 3
+  const picked: Array<Salience.SalientLine> = []
+  let used = 0
+  let matches = 0
+  let around = 0
+  const rowOf = (l: Salience.SalientLine) => `${l.line}: ${Salience.cutMiddle(l.text, SALIENT_CHARS)}`
+  // the title's longest form, whatever is picked
+  const titleCost = Math.max(
+    cp(title(salient.total, lines.length, withFind)),
+    cp(title(0, lines.length, withFind))
+  ) + 1
+  for (const l of Salience.ranked({ lines, total: salient.total, rules: [] })) {
+    const isMatch = l.role !== "context"
+    const c = lineCost(rowOf(l))
+    if (titleCost + used + c > limit) continue
+    picked.push(l)
+    used += c
+    if (isMatch) matches++
+    else around++
+  }
+  if (picked.length === 0) return []
+  const rows = picked.sort((a, b) => a.line - b.line).map(rowOf)
+  return [title(matches, around, withFind && matches < salient.total), ...rows]
+}
+
 /** Builds a preview no longer than `maxChars` code points. */
 export const make = (input: PreviewInput): Preview => {
   const headLines = splitLines(input.head)
@@ -112,31 +198,8 @@ export const make = (input: PreviewInput): Preview => {
   const reserve = cp(header) + cp(worstMarker) + cp(footer(Number(widest))) + 4
   const room = Math.max(0, input.maxChars - reserve)
 
-  // The tail says how the command ended, so it gets the larger share; the
-  // head then takes what is left, and the tail grows into any remainder.
-  const cost = (line: string) => cp(line) + 1
-  const fill = (budget: number) => {
-    let spent = 0
-    let t = 0
-    let h = 0
-    const tailFits = (limit: number) => {
-      while (t < tailLines.length && !tailPartial && input.totalLines - t > h) {
-        const c = cost(tailLines[tailLines.length - 1 - t]!)
-        if (spent + c > limit) break
-        spent += c
-        t++
-      }
-    }
-    tailFits(Math.floor((budget * 3) / 5))
-    while (h < headLines.length && h + 1 <= input.totalLines - t) {
-      const c = cost(headLines[h]!)
-      if (spent + c > budget) break
-      spent += c
-      h++
-    }
-    tailFits(budget)
-    return { h, t }
-  }
+  const lines: Lines = { head: headLines, tail: tailLines, tailPartial, total: input.totalLines }
+  const fill = (budget: number) => fitLines(lines, budget)
 
   // Salient lines come before the middle of the head and the tail, within a
   // fair share of the room: half when the command failed, a quarter when it
@@ -146,45 +209,8 @@ export const make = (input: PreviewInput): Preview => {
   const salient = input.salient
   const failed = input.exitCode !== 0
   const limit = Math.floor(room * (failed ? 1 / 2 : 1 / 4))
-  const section = (lines: ReadonlyArray<Salience.SalientLine>): Array<string> => {
-    if (salient === undefined || lines.length === 0) return []
-    const find = salient.total > 0 && input.saved !== undefined && salient.grep !== undefined
-      ? `Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
-      : ""
-    const lines_ = (n: number) => `${n} ${n === 1 ? "line" : "lines"}`
-    const title = (matches: number, around: number, withFind: boolean) =>
-      (matches > 0
-        ? `[Lines that report errors or failures${failed ? "" : ", though the command exited 0"}: ${matches} of ${salient.total}` +
-          (around > 0 ? `, and ${lines_(around)} around them` : "")
-        : `[Lines that explain the ${lines_(salient.total)} reporting errors or failures${failed ? "" : " (the command exited 0)"}: ${around}`) +
-      (withFind && find !== "" ? `. ${find}` : "") + "]"
-    // the search hint is offered only when it takes no more than a third of the share
-    const withFind = cp(find) <= limit / 3
-    const picked: Array<Salience.SalientLine> = []
-    let used = 0
-    let matches = 0
-    let around = 0
-    const rowOf = (l: Salience.SalientLine) =>
-      `${l.line}: ${Salience.cutMiddle(l.text, SALIENT_CHARS)}`
-    // the title's longest form, whatever is picked
-    const titleCost = Math.max(
-      cp(title(salient.total, lines.length, withFind)),
-      cp(title(0, lines.length, withFind))
-    ) + 1
-    for (const l of Salience.ranked({ lines, total: salient.total, rules: [] })) {
-      const isMatch = l.role !== "context"
-      const c = cost(rowOf(l))
-      if (titleCost + used + c > limit) continue
-      picked.push(l)
-      used += c
-      if (isMatch) matches++
-      else around++
-    }
-    if (picked.length === 0) return []
-    const rows = picked.sort((a, b) => a.line - b.line).map(rowOf)
-    return [title(matches, around, withFind && matches < salient.total), ...rows]
-  }
-  const sectionCost = (rows: ReadonlyArray<string>) => rows.reduce((n, r) => n + cost(r), 0)
+  const section = (picked: ReadonlyArray<Salience.SalientLine>) => salientSection(input, limit, picked)
+  const sectionCost = (rows: ReadonlyArray<string>) => rows.reduce((n, r) => n + lineCost(r), 0)
   let rows = section(salient?.lines ?? [])
   let { h, t } = fill(room - sectionCost(rows))
   const hidden = (salient?.lines ?? []).filter((l) => l.line > h && l.line <= input.totalLines - t)
@@ -199,7 +225,7 @@ export const make = (input: PreviewInput): Preview => {
   let cutLine: { line: number; shownBytes: number; totalBytes: number } | undefined
   // A first line longer than the whole room shows its start and its end, with the bytes between
   // counted, in whatever the section and the tail left; its start alone when its end is not known.
-  const left = room - sectionCost(rows) - tail.reduce((n, l) => n + cost(l), 0)
+  const left = room - sectionCost(rows) - tail.reduce((n, l) => n + lineCost(l), 0)
   if (h === 0 && left > 1 && input.totalLines - t >= 1) {
     const first = headLines[0] ?? input.head
     const totalBytes = input.firstLineBytes ?? Utf8.byteLength(first)

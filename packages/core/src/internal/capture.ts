@@ -21,6 +21,28 @@ export interface CaptureOptions {
   readonly caller: Access.Caller
 }
 
+/** Where the last `keep` bytes of `bytes` start, moved on to a code point boundary. */
+const lastStart = (bytes: Uint8Array, keep: number): number => {
+  let start = Math.max(0, bytes.length - keep)
+  while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
+  return start
+}
+
+/** The text of the last `keep` bytes of `bytes`, from a code point boundary: the end of a first line longer than the head. */
+const lastText = (bytes: Uint8Array, keep: number): string => Utf8.decodeLossy(bytes.subarray(lastStart(bytes, keep)))
+
+/**
+ * The preview's tail: the text of the last `keep` bytes held in `tail`, and
+ * whether it starts a line (`before` holds the byte before each part, -1 at
+ * the start of the output).
+ */
+const tailView = (tail: ReadonlyArray<Uint8Array>, before: ReadonlyArray<number>, keep: number) => {
+  const bytes = concat(tail.length === 0 ? [new Uint8Array(0)] : tail)
+  const start = lastStart(bytes, keep)
+  const atLineStart = start === 0 ? (before[0] ?? -1) === -1 || before[0] === 10 : bytes[start - 1] === 10
+  return { text: Utf8.decodeLossy(bytes.subarray(start)), atLineStart }
+}
+
 /**
  * A command's output through one body writer: masked as it arrives, held in
  * memory while it may still be shown whole, and stored (within the profile's
@@ -101,23 +123,6 @@ export const make = (
       admit: (filename) => Effect.mapError(policy.check({ _tag: "spill/write", filename }), (e) => e.message)
     }).pipe(Effect.orDie)
 
-    const tailView = () => {
-      const bytes = concat(tail.length === 0 ? [new Uint8Array(0)] : tail)
-      let start = Math.max(0, bytes.length - keep)
-      while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
-      const atLineStart = start === 0 ? (before[0] ?? -1) === -1 || before[0] === 10 : bytes[start - 1] === 10
-      return { text: Utf8.decodeLossy(bytes.subarray(start)), atLineStart }
-    }
-
-    /** The end of a first line longer than the head, from a code point boundary. */
-    const firstLineEnd = () => {
-      if (index.firstLineBytes() <= headBytes || firstEnd.length === 0) return undefined
-      const bytes = concat(firstEnd)
-      let start = Math.max(0, bytes.length - keep)
-      while (start < bytes.length && !Utf8.isByteBoundary(bytes, start)) start++
-      return Utf8.decodeLossy(bytes.subarray(start))
-    }
-
     const finish = (exitCode: number) =>
       Effect.gen(function*() {
         yield* writer.end
@@ -138,7 +143,7 @@ export const make = (
         const saved = sealed._tag === "Right" ? sealed.right : undefined
         const notSaved = sealed._tag === "Left" ? (writer.progress().captureError ?? sealed.left.message) : undefined
         const inPart = saved !== undefined && saved.bytes < total ? { lines: saved.lines, bytes: saved.bytes } : undefined
-        const t = tailView()
+        const t = tailView(tail, before, keep)
         const found = tracker?.result()
         const salient = found && found.total > 0 ? found : undefined
         const preview = Preview.make({
@@ -152,7 +157,7 @@ export const make = (
           totalLines: lines.lines,
           totalBytes: total,
           firstLineBytes: index.firstLineBytes(),
-          firstLineEnd: firstLineEnd(),
+          firstLineEnd: index.firstLineBytes() > headBytes && firstEnd.length > 0 ? lastText(concat(firstEnd), keep) : undefined,
           saved: saved?.id,
           savedInPart: inPart,
           notSaved,

@@ -167,6 +167,59 @@ const encodeReply = (response: FromServerEncoded): string => {
   }
 }
 
+/** A connection just accepted: not yet authenticated, with nothing in flight and its own queue of frames. */
+const newConnection = (id: number): Connection => ({
+  id,
+  transport: undefined,
+  authenticated: false,
+  closed: false,
+  inFlight: 0,
+  pending: 0,
+  paused: false,
+  chunks: [],
+  length: 0,
+  handshake: undefined,
+  idle: undefined,
+  queue: Effect.runSync(Queue.unbounded<FromClientEncoded>())
+})
+
+/**
+ * Hands a connection's frames to the server one at a time, so they reach it
+ * in order; a paused connection resumes once few frames wait. Runs until the
+ * queue is shut down.
+ */
+const forward = (c: Connection, write: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>) =>
+  Queue.take(c.queue).pipe(
+    Effect.flatMap((message) =>
+      Effect.ensuring(
+        write(c.id, message),
+        Effect.sync(() => {
+          c.pending--
+          if (c.paused && c.pending < 16) {
+            c.paused = false
+            c.transport?.resume()
+          }
+        })
+      )
+    ),
+    Effect.forever,
+    Effect.catchAllCause(() => Effect.void)
+  )
+
+/** The frame a line holds: undefined for a blank line, or why it is refused. */
+const parseLine = (line: Buffer, tags: ReadonlySet<string>): FromClientEncoded | string | undefined => {
+  const text = line.toString("utf8").trim()
+  if (text === "") return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return "a frame is not JSON"
+  }
+  const frame = decodeFrame(value, tags)
+  return typeof frame === "string" ? `malformed frame: ${frame}` : frame
+}
+
 const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
@@ -208,56 +261,20 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
         refuse(`${limits.maxUnauthenticated} connections are waiting to authenticate already; try again later`)
         return undefined
       }
-      const c: Connection = {
-        id: nextId++,
-        transport: undefined,
-        authenticated: false,
-        closed: false,
-        inFlight: 0,
-        pending: 0,
-        paused: false,
-        chunks: [],
-        length: 0,
-        handshake: undefined,
-        idle: undefined,
-        queue: Effect.runSync(Queue.unbounded<FromClientEncoded>())
-      }
+      const c = newConnection(nextId++)
       unauthenticated++
       connections.set(c.id, c)
       c.handshake = setTimeout(() =>
         close(c, CLOSE.policy, `no credential or lease within ${Math.round(limits.handshakeMillis / 1000)} s`), limits.handshakeMillis)
       armIdle(c)
-      // frames of one connection reach the server in order
-      fork(Queue.take(c.queue).pipe(
-        Effect.flatMap((message) =>
-          Effect.ensuring(
-            writeRequest(c.id, message),
-            Effect.sync(() => {
-              c.pending--
-              if (c.paused && c.pending < 16) {
-                c.paused = false
-                c.transport?.resume()
-              }
-            })
-          )
-        ),
-        Effect.forever,
-        Effect.catchAllCause(() => Effect.void)
-      ))
+      fork(forward(c, (clientId, message) => writeRequest(clientId, message)))
       return c
     }
 
     const onLine = (c: Connection, line: Buffer) => {
-      const text = line.toString("utf8").trim()
-      if (text === "") return
-      let value: unknown
-      try {
-        value = JSON.parse(text)
-      } catch {
-        return close(c, CLOSE.policy, "a frame is not JSON")
-      }
-      const frame = decodeFrame(value, tags)
-      if (typeof frame === "string") return close(c, CLOSE.policy, `malformed frame: ${frame}`)
+      const frame = parseLine(line, tags)
+      if (frame === undefined) return
+      if (typeof frame === "string") return close(c, CLOSE.policy, frame)
       if (frame._tag === "Request") c.inFlight++
       c.pending++
       if (c.pending > 64 && !c.paused) {

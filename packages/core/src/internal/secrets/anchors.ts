@@ -140,164 +140,262 @@ const add = (entries: Map<number, Array<number>>, key: number, anchor: number, o
   entries.set(key, list)
 }
 
-export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
-  const patterns: Array<Uint8Array> = []
-  const folded: Array<boolean> = []
-  const byWindow = new Map<number, Array<number>>()
-  const byPair = new Map<number, Array<number>>()
-  const byShort = new Map<number, Array<number>>()
-  const firstFlags = new Uint8Array(256)
+const variantsOf = (spec: AnchorSpec, code: number): Array<number> => (spec.ignoreCase && isLetter(code) ? [code, code ^ 0x20] : [code])
 
-  const variantsOf = (spec: AnchorSpec, code: number): Array<number> => (spec.ignoreCase && isLetter(code) ? [code, code ^ 0x20] : [code])
-  const windowValue = (a: number, b: number, c: number) => a | (b << 8) | (c << 16)
-  const common = new Set<number>()
-  const hot = new Set<number>()
-  for (const word of commonWindows) {
-    for (const text of [word, word.toUpperCase(), word[0].toUpperCase() + word.slice(1)]) {
-      const value = windowValue(text.charCodeAt(0), text.charCodeAt(1), text.charCodeAt(2))
-      common.add(value)
-      hot.add(hashWindow(value))
+const windowValue = (a: number, b: number, c: number): number => a | (b << 8) | (c << 16)
+
+// The common windows in lower, upper and title case, and their hashes.
+const commonValues = new Set<number>()
+const commonHashes = new Set<number>()
+for (const word of commonWindows) {
+  for (const text of [word, word.toUpperCase(), word[0].toUpperCase() + word.slice(1)]) {
+    const value = windowValue(text.charCodeAt(0), text.charCodeAt(1), text.charCodeAt(2))
+    commonValues.add(value)
+    commonHashes.add(hashWindow(value))
+  }
+}
+
+/** How often the window at `offset` is likely to occur in output (higher is worse for a key). */
+const windowScore = (bytes: Uint8Array, offset: number): number => {
+  const value = windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2])
+  const base = (pairScore(bytes[offset], bytes[offset + 1]) * pairScore(bytes[offset + 1], bytes[offset + 2])) / frequency(bytes[offset + 1])
+  return base * (commonValues.has(value) ? 1000 : commonHashes.has(hashWindow(value)) ? 300 : 1)
+}
+
+/** The offset of the rarest pair of adjacent windows in an anchor of four bytes or more. */
+const rarestWindows = (bytes: Uint8Array): number => {
+  let best = 0
+  let bestScore = Infinity
+  for (let offset = 0; offset + 3 < bytes.length; offset++) {
+    const score = windowScore(bytes, offset) + windowScore(bytes, offset + 1)
+    if (score < bestScore) {
+      bestScore = score
+      best = offset
     }
   }
-  const windowScore = (bytes: Uint8Array, offset: number): number => {
-    const value = windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2])
-    const base = (pairScore(bytes[offset], bytes[offset + 1]) * pairScore(bytes[offset + 1], bytes[offset + 2])) / frequency(bytes[offset + 1])
-    return base * (common.has(value) ? 1000 : hot.has(hashWindow(value)) ? 300 : 1)
-  }
+  return best
+}
 
+/** The keys of all anchors, by kind, while they are being built. */
+interface Keys {
+  readonly byWindow: Map<number, Array<number>>
+  readonly byPair: Map<number, Array<number>>
+  readonly byShort: Map<number, Array<number>>
+  /** The first bytes of two-byte anchors. */
+  readonly firstFlags: Uint8Array
+}
+
+/** Keys an anchor by the pair at `offset` (every case of it, when it ignores case). */
+const keyPair = (into: Map<number, Array<number>>, spec: AnchorSpec, bytes: Uint8Array, anchor: number, offset: number): void => {
+  for (const first of variantsOf(spec, bytes[offset])) {
+    for (const second of variantsOf(spec, bytes[offset + 1])) add(into, first | (second << 8), anchor, offset)
+  }
+}
+
+/** Keys an anchor by the hash of the window at `offset` (every case of it, when it ignores case). */
+const keyWindow = (keys: Keys, spec: AnchorSpec, bytes: Uint8Array, anchor: number, offset: number): void => {
+  for (const a of variantsOf(spec, bytes[offset])) {
+    for (const b of variantsOf(spec, bytes[offset + 1])) {
+      for (const c of variantsOf(spec, bytes[offset + 2])) add(keys.byWindow, hashWindow(windowValue(a, b, c)), anchor, offset)
+    }
+  }
+}
+
+/** Keys an anchor (of `bytes`, already lowercased when it ignores case) as its length allows: see the comment at the top. */
+const keyAnchor = (keys: Keys, spec: AnchorSpec, bytes: Uint8Array, anchor: number): void => {
+  const length = bytes.length
+  if (length < 2) return
+  if (length === 2) {
+    keyPair(keys.byShort, spec, bytes, anchor, 0)
+    for (const first of variantsOf(spec, bytes[0])) keys.firstFlags[first] = 1
+  } else if (length === 3) {
+    keyWindow(keys, spec, bytes, anchor, 0)
+    keyPair(keys.byPair, spec, bytes, anchor, 1)
+  } else {
+    const best = rarestWindows(bytes)
+    keyWindow(keys, spec, bytes, anchor, best)
+    keyWindow(keys, spec, bytes, anchor, best + 1)
+  }
+}
+
+/**
+ * The pairs the first pass looks for at even positions: three-byte anchors' last two, two-byte
+ * anchors, and, for a two-byte anchor at an odd position, every pair that ends with its first byte.
+ */
+const pairFlagsOf = (keys: Keys): Uint8Array => {
+  const pairFlags = new Uint8Array(65536)
+  for (const key of [...keys.byPair.keys(), ...keys.byShort.keys()]) pairFlags[key] = 1
+  for (let first = 0; first < 256; first++) {
+    if (keys.firstFlags[first] === 0) continue
+    for (let before = 0; before < 256; before++) pairFlags[before | (first << 8)] = 1
+  }
+  return pairFlags
+}
+
+/** What a scan looks for, built once from the specs. */
+interface Tables {
+  /** Each anchor's bytes, lowercased when it ignores case. */
+  readonly patterns: ReadonlyArray<Uint8Array>
+  readonly folded: ReadonlyArray<boolean>
+  readonly windows: Keyed
+  readonly pairs: Keyed
+  readonly shorts: Keyed
+  readonly firstFlags: Uint8Array
+  readonly pairFlags: Uint8Array
+  readonly hasShort: boolean
+  readonly empty: boolean
+  /** Word indexes where a window or pair is set, kept between scans. */
+  hits: Int32Array
+}
+
+const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
+  const patterns: Array<Uint8Array> = []
+  const folded: Array<boolean> = []
+  const keys: Keys = { byWindow: new Map(), byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256) }
   specs.forEach((spec, anchor) => {
     const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
     const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
     patterns.push(bytes)
     folded.push(spec.ignoreCase)
-    const length = bytes.length
-    if (length < 2) return
-    const pairAt = (offset: number, into: Map<number, Array<number>>) => {
-      for (const first of variantsOf(spec, bytes[offset])) {
-        for (const second of variantsOf(spec, bytes[offset + 1])) add(into, first | (second << 8), anchor, offset)
-      }
-    }
-    const windowAt = (offset: number) => {
-      for (const a of variantsOf(spec, bytes[offset])) {
-        for (const b of variantsOf(spec, bytes[offset + 1])) {
-          for (const c of variantsOf(spec, bytes[offset + 2])) add(byWindow, hashWindow(a | (b << 8) | (c << 16)), anchor, offset)
-        }
-      }
-    }
-    if (length === 2) {
-      pairAt(0, byShort)
-      for (const first of variantsOf(spec, bytes[0])) firstFlags[first] = 1
-    } else if (length === 3) {
-      windowAt(0)
-      pairAt(1, byPair)
-    } else {
-      let best = 0
-      let bestScore = Infinity
-      for (let offset = 0; offset + 3 < length; offset++) {
-        const score = windowScore(bytes, offset) + windowScore(bytes, offset + 1)
-        if (score < bestScore) {
-          bestScore = score
-          best = offset
-        }
-      }
-      windowAt(best)
-      windowAt(best + 1)
-    }
+    keyAnchor(keys, spec, bytes, anchor)
   })
-
-  const windows = keyed(byWindow)
-  const pairs = keyed(byPair)
-  const shorts = keyed(byShort)
-  // The pairs the first pass looks for at even positions: three-byte anchors' last two, two-byte
-  // anchors, and, for a two-byte anchor at an odd position, every pair that ends with its first byte.
-  const pairFlags = new Uint8Array(65536)
-  for (const key of [...byPair.keys(), ...byShort.keys()]) pairFlags[key] = 1
-  for (let first = 0; first < 256; first++) {
-    if (firstFlags[first] === 0) continue
-    for (let before = 0; before < 256; before++) pairFlags[before | (first << 8)] = 1
+  const windows = keyed(keys.byWindow)
+  const pairs = keyed(keys.byPair)
+  const shorts = keyed(keys.byShort)
+  return {
+    patterns,
+    folded,
+    windows,
+    pairs,
+    shorts,
+    firstFlags: keys.firstFlags,
+    pairFlags: pairFlagsOf(keys),
+    hasShort: keys.byShort.size > 0,
+    empty: windows.groups.length === 0 && pairs.groups.length === 0 && shorts.groups.length === 0,
+    hits: new Int32Array(0)
   }
-  const hasShort = byShort.size > 0
-  // Word indexes where a window or pair is set, kept between scans.
-  let hits = new Int32Array(0)
+}
 
-  const matches = (bytes: Uint8Array, anchor: number, position: number): boolean => {
-    const pattern = patterns[anchor]
-    const length = pattern.length
-    if (position < 0 || position + length > bytes.length) return false
-    if (folded[anchor]) {
-      for (let i = 0; i < length; i++) {
-        const want = pattern[i]
-        const got = bytes[position + i]
-        if (got !== want && !(want >= 97 && want <= 122 && (got | 0x20) === want)) return false
-      }
-    } else {
-      for (let i = 0; i < length; i++) if (bytes[position + i] !== pattern[i]) return false
-    }
-    return true
-  }
-
+/** Builds a scan for the anchors in `specs`; an anchor's index in `specs` is the one `visit` gets. */
+export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
+  const tables = makeTables(specs)
   return (bytes, visit) => {
-    const n = bytes.length
-    if (n < 2 || (windows.groups.length === 0 && pairs.groups.length === 0 && shorts.groups.length === 0)) return
+    if (bytes.length < 2 || tables.empty) return
+    scan(tables, {
+      bytes,
+      n: bytes.length,
+      visit,
+      patterns: tables.patterns,
+      folded: tables.folded,
+      pairs: tables.pairs,
+      shorts: tables.shorts,
+      windows: tables.windows,
+      firstFlags: tables.firstFlags
+    })
+  }
+}
 
-    const check = (keys: Keyed, key: number, i: number): void => {
-      const group = keys.table[key]
-      if (group === 0) return
-      const list = keys.groups[group - 1]
-      for (let k = 0; k < list.length; k += 2) {
-        const anchor = list[k]
-        const position = i - list[k + 1]
-        if (matches(bytes, anchor, position)) visit(anchor, position)
-      }
-    }
-    // at a position of the scanned parity: every kind of key
-    const at = (i: number): void => {
-      const pair = bytes[i] | (bytes[i + 1] << 8)
-      if (pairs.flags[pair] !== 0) check(pairs, pair, i)
-      if (shorts.flags[pair] !== 0) check(shorts, pair, i)
-      if (i + 2 < n) {
-        const window = hashWindow(pair | (bytes[i + 2] << 16))
-        if (windows.flags[window] !== 0) check(windows, window, i)
-      }
-    }
-    // at a position of the other parity: two-byte anchors only (longer ones are found at their even offset)
-    const atOther = (i: number): void => {
-      if (i + 1 >= n || firstFlags[bytes[i]] === 0) return
-      const pair = bytes[i] | (bytes[i + 1] << 8)
-      if (shorts.flags[pair] !== 0) check(shorts, pair, i)
-    }
+/** One scan: the bytes, where it reports what it finds, and the tables it reads at every candidate, each one load away. */
+interface Pass {
+  readonly bytes: Uint8Array
+  readonly n: number
+  readonly visit: (anchor: number, position: number) => void
+  readonly patterns: ReadonlyArray<Uint8Array>
+  readonly folded: ReadonlyArray<boolean>
+  readonly pairs: Keyed
+  readonly shorts: Keyed
+  readonly windows: Keyed
+  readonly firstFlags: Uint8Array
+}
 
-    const start = (4 - (bytes.byteOffset & 3)) & 3
-    const parity = start & 1
-    if (!littleEndian || n < start + 16) {
-      for (let i = 0; i + 1 < n; i++) {
-        if ((i & 1) === parity) at(i)
-        else if (hasShort) atOther(i)
-      }
-      return
+/** Whether anchor `anchor` occurs at `position`. */
+const matches = (pass: Pass, anchor: number, position: number): boolean => {
+  const bytes = pass.bytes
+  const pattern = pass.patterns[anchor]
+  const length = pattern.length
+  if (position < 0 || position + length > bytes.length) return false
+  if (pass.folded[anchor]) {
+    for (let i = 0; i < length; i++) {
+      const want = pattern[i]
+      const got = bytes[position + i]
+      if (got !== want && !(want >= 97 && want <= 122 && (got | 0x20) === want)) return false
     }
-    // positions `start`, `start + 2`, ...: one parity throughout
-    for (let i = 0; i < start; i++) {
-      if ((i & 1) === parity) at(i)
-      else if (hasShort) atOther(i)
-    }
-    const count = (n - start) >>> 2
-    const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
-    if (hits.length < count) hits = new Int32Array(count)
-    const buffer = hits
-    const found = collect(words, windows.flags, pairFlags, buffer)
-    for (let h = 0; h < found; h++) {
-      const base = start + 4 * buffer[h]
-      at(base)
-      at(base + 2)
-      if (hasShort) {
-        atOther(base + 1)
-        atOther(base + 3)
-      }
-    }
-    for (let i = start + 4 * Math.max(0, count - 1); i + 1 < n; i++) {
-      if ((i & 1) === parity) at(i)
-      else if (hasShort) atOther(i)
+  } else {
+    for (let i = 0; i < length; i++) if (bytes[position + i] !== pattern[i]) return false
+  }
+  return true
+}
+
+/** Visits each anchor keyed by `key` that occurs where the key, found at `i`, puts it. */
+const check = (pass: Pass, keys: Keyed, key: number, i: number): void => {
+  const group = keys.table[key]
+  if (group === 0) return
+  const list = keys.groups[group - 1]
+  for (let k = 0; k < list.length; k += 2) {
+    const anchor = list[k]
+    const position = i - list[k + 1]
+    if (matches(pass, anchor, position)) pass.visit(anchor, position)
+  }
+}
+
+/** At a position of the scanned parity: every kind of key. */
+const at = (pass: Pass, i: number): void => {
+  const bytes = pass.bytes
+  const pair = bytes[i] | (bytes[i + 1] << 8)
+  if (pass.pairs.flags[pair] !== 0) check(pass, pass.pairs, pair, i)
+  if (pass.shorts.flags[pair] !== 0) check(pass, pass.shorts, pair, i)
+  if (i + 2 < pass.n) {
+    const window = hashWindow(pair | (bytes[i + 2] << 16))
+    if (pass.windows.flags[window] !== 0) check(pass, pass.windows, window, i)
+  }
+}
+
+/** At a position of the other parity: two-byte anchors only (longer ones are found at their even offset). */
+const atOther = (pass: Pass, i: number): void => {
+  const bytes = pass.bytes
+  if (i + 1 >= pass.n || pass.firstFlags[bytes[i]] === 0) return
+  const pair = bytes[i] | (bytes[i + 1] << 8)
+  if (pass.shorts.flags[pair] !== 0) check(pass, pass.shorts, pair, i)
+}
+
+/** Looks at every position in `[from, to)` that has a byte after it, one at a time. */
+const scanEach = (pass: Pass, hasShort: boolean, parity: number, from: number, to: number): void => {
+  const end = Math.min(to, pass.n - 1)
+  for (let i = from; i < end; i++) {
+    if ((i & 1) === parity) at(pass, i)
+    else if (hasShort) atOther(pass, i)
+  }
+}
+
+/**
+ * Finds every anchor in the bytes: the positions up to the first aligned
+ * word one at a time, then the words whose windows or pairs are set, then
+ * the last few positions one at a time.
+ */
+const scan = (tables: Tables, pass: Pass): void => {
+  const { bytes, n } = pass
+  const hasShort = tables.hasShort
+  const start = (4 - (bytes.byteOffset & 3)) & 3
+  // positions `start`, `start + 2`, ...: one parity throughout
+  const parity = start & 1
+  if (!littleEndian || n < start + 16) {
+    scanEach(pass, hasShort, parity, 0, n)
+    return
+  }
+  scanEach(pass, hasShort, parity, 0, start)
+  const count = (n - start) >>> 2
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
+  if (tables.hits.length < count) tables.hits = new Int32Array(count)
+  const hits = tables.hits
+  const found = collect(words, tables.windows.flags, tables.pairFlags, hits)
+  for (let h = 0; h < found; h++) {
+    const base = start + 4 * hits[h]
+    at(pass, base)
+    at(pass, base + 2)
+    if (hasShort) {
+      atOther(pass, base + 1)
+      atOther(pass, base + 3)
     }
   }
+  scanEach(pass, hasShort, parity, start + 4 * Math.max(0, count - 1), n)
 }
