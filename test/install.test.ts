@@ -123,7 +123,7 @@ const importedModules = (code: string): Array<string> => {
   return [...names]
 }
 
-describe("the packed packages, installed with npm", () => {
+describe("the packed packages, installed with npm", { timeout: 2 * minute }, () => {
   let dir: string
   let packs: string
   let global: string
@@ -162,12 +162,13 @@ describe("the packed packages, installed with npm", () => {
     const tarballs = Fs.readdirSync(packs).map((f) => Path.join(packs, f))
 
     // as the README says: every tarball installed globally, here under a prefix of the test's own
-    succeed("npm", ["install", "--global", "--prefix", global, ...npmFlags, ...tarballs], { cwd: dir, env: { ...process.env, HOME: dir } })
+    // (the user's npm settings and cache are kept: what fails here fails for a user)
+    succeed("npm", ["install", "--global", "--prefix", global, ...npmFlags, ...tarballs], { cwd: dir })
     provideSqliteAddon(Path.join(global, "lib", "node_modules"))
     // and into a project, whose programs import the libraries (with the `effect` they are written against)
     Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "spillway-user", private: true, type: "module" }))
     const effect = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "core", "package.json"), "utf8")).dependencies.effect
-    succeed("npm", ["install", ...npmFlags, ...tarballs, `effect@${effect}`], { cwd: project, env: { ...process.env, HOME: dir } })
+    succeed("npm", ["install", ...npmFlags, ...tarballs, `effect@${effect}`], { cwd: project })
     provideSqliteAddon(Path.join(project, "node_modules"))
   }, 10 * minute)
 

@@ -34,7 +34,7 @@ const entries: ReadonlyArray<readonly [string, () => ServerEntry]> = [
   ["the TOML [mcp_servers.spillway] table", () => (parseToml(blockHolding("toml", "[mcp_servers.spillway]").text) as any).mcp_servers.spillway]
 ]
 
-describe("the README's MCP client configurations", () => {
+describe("the README's MCP client configurations", { timeout: 60_000 }, () => {
   let dir: string
   let shims: string
   const clients: Array<Client> = []
