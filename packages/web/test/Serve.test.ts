@@ -12,9 +12,10 @@ describe("spillway serve, the command", () => {
   it("is listed by spillway --help, with its options", () => {
     const help = run(["--help"])
     expect(help.status).toBe(0)
-    expect(help.stdout).toMatch(/- serve \[--port integer\] \[--bind text\] \[--dir text\] \[--channel text\] \[--token-file text\]/)
+    expect(help.stdout).toMatch(/^ {2}serve +serve a read-only web view/m)
     const own = run(["serve", "--help"])
     expect(own.status).toBe(0)
+    expect(own.stdout).toMatch(/serve \[--port integer\] \[--bind text\] \[--dir text\] \[--channel text\] \[--token-file text\]/)
     expect(own.stdout).toContain("serve a read-only web view")
   })
 
