@@ -2,7 +2,7 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/.tsbuild/**", "**/node_modules/**", "bench/.data/**"] },
+  { ignores: ["**/dist/**", "**/.tsbuild/**", "**/node_modules/**", "bench/.data/**", "examples/.readme-snippets/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
