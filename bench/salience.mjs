@@ -8,7 +8,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Layer } from "effect"
-import { Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { Access, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { NodeSpill } from "@spillway/node"
 
 const root = Path.dirname(fileURLToPath(import.meta.url))
@@ -43,10 +43,8 @@ const chunks = []
 for (let i = 0; i < body.length; i += 65536) chunks.push(body.subarray(i, i + 65536))
 const directory = Path.join(data, "capture")
 const capture = async (salience) => {
-  const layer = Spill.layerWrite(salience ? {} : { salience: false }).pipe(
-    Layer.provide(NodeSpill.store({ directory })),
-    Layer.provide(SpillPolicy.allowAll),
-    Layer.provide(Secrets.layer({}))
+  const layer = NodeSpill.layerWithout({ directory, ...(salience ? {} : { salience: false }) }).pipe(
+    Layer.provide(Layer.mergeAll(SpillPolicy.allowAll, Secrets.layer({}), Access.allowOwners))
   )
   const started = performance.now()
   const cpu = process.cpuUsage()
