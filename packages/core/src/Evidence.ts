@@ -442,15 +442,7 @@ const grepFile = (
       maxMatchChars: 2_000,
       deadlineMs
     })
-    return {
-      filename: file.filename,
-      pattern,
-      matches: scan.matches,
-      more: scan.more,
-      totalLines: index.lines,
-      clippedLines: scan.clippedLines,
-      ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
-    } satisfies GrepResult
+    return Read.grepResult(file.filename, pattern, scan, index)
   })
 
 /** Builds the evidence profile over the body store and a cursor key. */

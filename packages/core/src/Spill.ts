@@ -329,15 +329,7 @@ export const makeRead = (options: Options = {}) =>
             maxMatchChars: o.maxMatchChars,
             deadlineMs: o.grepDeadlineMs
           })
-          return {
-            filename,
-            pattern,
-            matches: scan.matches,
-            more: scan.more,
-            totalLines: index.lines,
-            clippedLines: scan.clippedLines,
-            ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
-          }
+          return Read.grepResult(filename, pattern, scan, index)
         }))
     })
   })

@@ -2,6 +2,7 @@ import { Clock, Effect } from "effect"
 import type * as Grep from "../Grep.js"
 import * as LineIndex from "../LineIndex.js"
 import type { StoreFailed } from "../Errors.js"
+import type { GrepResult } from "../Spill.js"
 import * as Utf8 from "../Utf8.js"
 import { decodeAscii, fromLatin1, isAscii, sequenceSearch } from "./bytes.js"
 
@@ -116,6 +117,17 @@ export interface GrepScan {
   scannedLines: number
   stoppedAt: number | undefined
 }
+
+/** A scan as a search's result: the file, the pattern, the matches and where the scan stopped. @internal */
+export const grepResult = (filename: string, pattern: string, scan: GrepScan, index: LineIndex.LineIndex): GrepResult => ({
+  filename,
+  pattern,
+  matches: scan.matches,
+  more: scan.more,
+  totalLines: index.lines,
+  clippedLines: scan.clippedLines,
+  ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
+})
 
 /**
  * Scans a file block by block (whole lines), collecting up to `maxResults`
