@@ -4,8 +4,9 @@
 // wrote has a declaration file; the command's bundles have none and are kept.
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 
-const root = Path.join(import.meta.dirname, "..", "packages")
+const root = fileURLToPath(new URL("../packages", import.meta.url))
 
 for (const name of Fs.readdirSync(root)) {
   const dist = Path.join(root, name, "dist")
