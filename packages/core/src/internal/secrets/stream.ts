@@ -1,4 +1,5 @@
 import type { StreamCheckpoint, StreamMasker } from "../../Secrets.js"
+import { concat } from "../bytes.js"
 import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
@@ -7,16 +8,9 @@ export const CONTEXT_BYTES = 8192
 const EMPTY = new Uint8Array(0)
 const NEWLINE = 0x0a
 
-const concat = (parts: ReadonlyArray<Uint8Array>, length: number, copy = false): Uint8Array => {
-  if (!copy && parts.length === 1 && parts[0].length === length) return parts[0]
-  const out = new Uint8Array(length)
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
-}
+/** The parts joined into a new array, which masking may write into without touching the caller's bytes. */
+const copied = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array =>
+  parts.length === 1 ? parts[0]!.slice() : concat(parts, length)
 
 /**
  * A streaming masker. Complete lines are emitted as soon as they arrive;
@@ -63,7 +57,7 @@ export const makeStreamMasker = (
     // One fresh buffer holds the context and everything pending, so the
     // emitted part can be masked in place; what the next window needs is
     // copied out first, since it must be the original bytes.
-    const combined = concat([context, ...chunks], context.length + pendingLength, true)
+    const combined = copied([context, ...chunks], context.length + pendingLength)
     const findings = engine.scan(combined, { carried, resumeAt: context.length, startsLine, final })
     const at = context.length + cut
 
@@ -127,7 +121,7 @@ export const makeStreamMasker = (
   }
 
   const checkpoint = (): StreamCheckpoint | undefined =>
-    context.length > 0 ? undefined : { blocks: carried, emitted, held: concat(chunks, pendingLength, true) }
+    context.length > 0 ? undefined : { blocks: carried, emitted, held: copied(chunks, pendingLength) }
 
   if (from !== undefined) {
     carried = from.blocks
