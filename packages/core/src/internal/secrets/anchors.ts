@@ -10,6 +10,8 @@
 // positions, and by every pair that ends with its first byte at the odd ones
 // (cheap for the UTF-8 lead bytes of non-ASCII literals, rare in output).
 
+import { englishPairs } from "./lookalike.js"
+
 /** A literal to find; `ignoreCase` compares ASCII letters without case. */
 export interface AnchorSpec {
   readonly text: string
@@ -37,22 +39,15 @@ const frequency = (code: number): number => {
 }
 
 // Pairs common in English and in build output, whatever their letters' frequencies.
-const commonPairs = new Set(
-  (
-    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro " +
-    "ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so " +
-    "rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl " +
-    "ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt " +
-    "oc fa ef cu rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt pi rc rr eg au ck " +
-    "ew mu br bi pt ak pu ui rg ib tl ny ki rk ys ob mm fu ph og ms ye ud mb ip ub oi rl gu dr hr cc tw ft wn nu af " +
-    "hu nn eo vo rv nf xp gn sm fl iz ok nl my gl aw ju oa eq sy sl ps jo lf nv je nk kn gs dy hy ze ks xt bs ik dd " +
-    "cy rp sk pm js db " +
+const commonPairs = new Set([
+  ...englishPairs,
+  ...(
     "-- // :/ s/ /s /c /l /p /a /m /n /r /t /u /w e/ t/ c/ n/ _m e_ _s s_ _t t_ _c _p _i _d .j .t .c .p .m .o .g .s " +
     "v1 v2 -s -t -p -c -m -d -b -r s- e- t- n- r- d- :0 :1 :2 :3 :4 :5 0: 1: 2: 3: 4: 5: ,0 .0 .1 .2 0. 1. 2. 3. " +
     "00 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 30 40 50 60 70 80 90 99 " +
     "-0 -1 -2 0- 1- 2- 3- 4- 5- 6- 7- 8- 9- 0x x0 .. ./ /. \"\" ': \": =\" =' =="
   ).split(" ").filter((pair) => pair.length === 2)
-)
+])
 
 // Pairs far more frequent in build and test output than letter frequencies
 // suggest: `ok` on every passing test line, `ck` in check, stack, lock, pack.

@@ -75,17 +75,19 @@ export const isPlaceholder = (value: string): boolean =>
   /^(?:[xX*#.]{4,}|\.{3}|\u2026)/.test(value) || /(?:[xX]{6,}|\*{4,})$/.test(value)
 
 const vowels = /[aeiouyAEIOUY]/
-// Letter pairs common in English words and identifiers: random letters make few of them.
-const commonPairs = new Set(
-  ("th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro " +
+
+/** Letter pairs common in English words and identifiers: random letters make few of them. @internal */
+export const englishPairs: ReadonlyArray<string> = (
+  "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro " +
     "ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so " +
     "rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl " +
     "ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt " +
     "oc fa ef cu rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt pi rc rr eg au ck " +
     "ew mu br bi pt ak pu ui rg ib tl ny ki rk ys ob mm fu ph og ms ye ud mb ip ub oi rl gu dr hr cc tw ft wn nu af " +
     "hu nn eo vo rv nf xp gn sm fl iz ok nl my gl aw ju oa eq sy sl ps jo lf nv je nk kn gs dy hy ze ks xt bs ik dd " +
-    "cy rp sk pm js db").split(" ")
-)
+    "cy rp sk pm js db"
+).split(" ")
+const commonPairs = new Set(englishPairs)
 
 /** The share of a word's letter pairs that are common ones. */
 const commonPairShare = (word: string): number => {
