@@ -42,8 +42,17 @@ await build({
   minify: true,
   legalComments: "none"
 })
-// the thread `spillway run` masks long output on (see NodeSecrets)
-await bundle("../node/dist/internal/maskWorker.js", "dist/mask-worker.cjs")
+// the thread long output is masked on (see NodeSecrets), where NodeSecrets looks for it beside the bundle
+await build({
+  entryPoints: ["../node/dist/internal/maskWorker.js"],
+  outfile: "dist/internal/maskWorker.js",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minify: true,
+  legalComments: "none"
+})
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))

@@ -8,10 +8,8 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { Child, Secrets, Spill } from "@spillway/core"
-import { NodeChild, NodeSecrets } from "@spillway/node"
+import { NodeChild } from "@spillway/node"
 import { Effect, Option } from "effect"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { cliGrepHint, cliHint, readHint } from "./Hints.js"
@@ -33,12 +31,6 @@ export const signalCommand = (signal: NodeJS.Signals): boolean => {
   return true
 }
 
-/** The masking worker bundled next to the command (see build.mjs); unbundled, the node package finds its own. */
-const maskWorker = (() => {
-  const file = typeof __dirname === "string" ? Path.join(__dirname, "mask-worker.cjs") : undefined
-  return file !== undefined && Fs.existsSync(file) ? file : undefined
-})()
-
 /** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
 const KILL_GRACE_MILLIS = 3000
 
@@ -53,7 +45,7 @@ const json = Options.boolean("json").pipe(Options.withDescription("print one JSO
 /**
  * Output streams through many short-lived buffers, which V8 frees only when
  * it collects garbage, by default after some 64 MiB of them. A young-generation
- * collection every 4 MiB of output keeps the command's memory flat and costs
+ * collection every 2 MiB of output keeps the command's memory flat and costs
  * about a millisecond each.
  */
 const collectEvery = (() => {
@@ -72,7 +64,7 @@ const collectEvery = (() => {
   return (bytes: number) =>
     Effect.sync(() => {
       since += bytes
-      if (since < 4 * 1024 * 1024) return
+      if (since < 2 * 1024 * 1024) return
       since = 0
       if (gc === undefined) gc = find()
       gc?.({ type: "minor" })
@@ -102,10 +94,8 @@ const run = Command.make(
       if (skipped.length > 0) {
         yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
       }
-      // the masker is built here, not at start-up: only run writes; a long output is masked on a second core
-      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint }).pipe(
-        Effect.provide(NodeSecrets.layerWorkerFromEnv({ ...(maskWorker === undefined ? {} : { workerFile: maskWorker }) }))
-      )
+      // the body store masks with the rules built at its first use (only run writes), a long output on a second core
+      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
       const spec: Child.Spec = Option.isSome(shell)
         ? { command: shell.value, shell: true, mergeStderr: true }
         : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }

@@ -196,7 +196,7 @@ describe("spillway run", () => {
   })
 
   it("bundles a masking worker that masks as the in-process masker does", () => {
-    const workerFile = fileURLToPath(new URL("../dist/mask-worker.cjs", import.meta.url))
+    const workerFile = fileURLToPath(new URL("../dist/internal/maskWorker.js", import.meta.url))
     const masker = Effect.runSync(NodeSecrets.makeWorkerMasker({ workerFile, handOffBytes: 16, shouldHandOff: () => true }))
     const text = `export GITHUB_TOKEN=ghp_${"aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"}\n`.repeat(50)
     const pause = new Int32Array(new SharedArrayBuffer(4))

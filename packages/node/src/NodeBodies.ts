@@ -13,6 +13,7 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as NodeBodyFiles from "./NodeBodyFiles.js"
+import * as NodeSecrets from "./NodeSecrets.js"
 import * as SqlBackend from "./SqlBackend.js"
 import * as SqlManifests from "./SqlManifests.js"
 
@@ -27,6 +28,8 @@ export interface Options {
   readonly manifests?: string | undefined
   /** Limits per profile, over `Retention.defaultPools`. */
   readonly pools?: Readonly<Record<string, Retention.Pool>> | undefined
+  /** How `layer` masks a long output on a second core (see `NodeSecrets.WorkerOptions`); its defaults otherwise. */
+  readonly maskWorker?: Omit<NodeSecrets.WorkerOptions, "knownValues"> | undefined
 }
 
 /** The directory bodies live in, from an option or the environment. */
@@ -53,9 +56,12 @@ export const layerWithout = (
     Layer.provide(SqlManifests.layerFor(manifestsOf(options)))
   )
 
-/** The body store and its quota, masking the environment's secrets, owners reading what is theirs. */
+/**
+ * The body store and its quota, masking the environment's secrets (a long
+ * output on a second core, see `NodeSecrets`), owners reading what is theirs.
+ */
 export const layer = (options: Options = {}): Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed> =>
-  layerWithout(options).pipe(Layer.provide(Secrets.layerFromEnv), Layer.provide(Access.allowOwners))
+  layerWithout(options).pipe(Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)), Layer.provide(Access.allowOwners))
 
 /** Removes expired bodies and writers' debris every `everyMillis`, for as long as the scope lasts. */
 export const sweepEvery = (everyMillis: number) =>

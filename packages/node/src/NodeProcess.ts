@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Access, BodyFiles, Body, Cursor, Manifests, Process, Retention, Secrets } from "@spillway/core"
+import { Access, BodyFiles, Body, Cursor, Manifests, Process, Retention } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -17,6 +17,7 @@ import * as NodeBodies from "./NodeBodies.js"
 import * as NodeBodyFiles from "./NodeBodyFiles.js"
 import * as NodeChild from "./NodeChild.js"
 import { keyFileOf, layerKeyFile } from "./NodeEvidence.js"
+import * as NodeSecrets from "./NodeSecrets.js"
 
 /** Where spools live, and the capture limits. */
 export interface Options extends Process.Options, NodeBodies.Options {}
@@ -48,4 +49,4 @@ export const layerWithout = (options: Options = {}) => {
 
 /** The three capabilities, with owner and channel checks alone deciding access. */
 export const layer = (options: Options = {}) =>
-  layerWithout(options).pipe(Layer.provide(Access.allowOwners), Layer.provide(Secrets.layerFromEnv))
+  layerWithout(options).pipe(Layer.provide(Access.allowOwners), Layer.provide(NodeSecrets.layerWorkerFromEnv()))

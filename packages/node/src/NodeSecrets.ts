@@ -24,23 +24,26 @@ export interface WorkerOptions {
   readonly maxHeldBytes?: number
   /** Bytes a stream masks on its own thread before it starts a worker and hands on to it; 1 MiB by default. */
   readonly handOffBytes?: number
-  /** Most bytes sent to the worker and not yet back before `push` waits for it; 1 MiB by default. */
+  /** Most bytes sent to the worker and not yet back before `push` waits for it; 2 MiB by default (a batch of output and the one before it). */
   readonly maxInFlightBytes?: number
   /** The worker's script; the compiled `internal/maskWorker.js` next to this module by default (a bundle passes its own). */
   readonly workerFile?: string | URL
   /**
    * Asked once a stream has seen `handOffBytes`: whether a worker would help
    * now. By default, when the machine has two cores or more and, over the
-   * last minute, at least one of them was free: on a busy machine a second
-   * thread only adds copies and waits.
+   * last minute, fewer tasks wanted to run than it has cores: on a machine
+   * already saturated a second thread only adds copies and waits. (The
+   * command whose output is masked, and whatever ran just before, count in
+   * that average: asking for a whole idle core would refuse the worker on a
+   * two-core machine right after any other work.)
    */
   readonly shouldHandOff?: () => boolean
 }
 
-/** The default `shouldHandOff`: two cores or more, and on average one of them idle. */
+/** The default `shouldHandOff`: two cores or more, and on average fewer tasks ready to run than cores. */
 export const coreToSpare = (): boolean => {
   const cores = Os.availableParallelism()
-  return cores >= 2 && Os.loadavg()[0] <= cores - 1
+  return cores >= 2 && Os.loadavg()[0] < cores
 }
 
 const EMPTY = new Uint8Array(0)
@@ -185,9 +188,12 @@ const workerStream = (
       return out
     }
     const h = helper
-    // posted as a copy the worker owns: the bytes go through a transient buffer, not this thread's heap
+    // Posted as a copy of the chunk's own bytes, handed over: a chunk is often a view into a larger
+    // buffer (a pipe's read buffer, a slice of a file), which posting the view would copy whole.
     inFlight += chunk.length
-    h.port.postMessage({ _tag: "push", bytes: chunk } satisfies ToWorker)
+    // (a copy: a Node Buffer's own `slice` would share the caller's memory, which handing over would detach)
+    const own = new Uint8Array(chunk)
+    h.port.postMessage({ _tag: "push", bytes: own } satisfies ToWorker, [own.buffer as ArrayBuffer])
     h.sent++
     const out: Array<Uint8Array> = []
     drain(h, out)
@@ -243,7 +249,7 @@ export const makeWorkerMasker = (
     (local): Secrets.Masker => {
       const knownValues = (options.knownValues ?? []).map((v) => (typeof v === "string" ? { name: "", value: v } : v))
       const handOff = options.handOffBytes ?? 1024 * 1024
-      const maxInFlight = options.maxInFlightBytes ?? 1024 * 1024
+      const maxInFlight = options.maxInFlightBytes ?? 2 * 1024 * 1024
       // one worker, started by the first long stream and kept (idle, unreferenced) for the next
       let helper: Helper | undefined
       let broken = false
@@ -285,9 +291,16 @@ export const makeWorkerMasker = (
 export const layerWorker = (options: WorkerOptions = {}): Layer.Layer<Secrets.Secrets, Secrets.SecretTooShort | Secrets.InvalidSecret> =>
   Layer.effect(Secrets.Secrets, makeWorkerMasker(options))
 
-/** `layerWorker` with the default rules and the secret-looking values of `process.env`, as `Secrets.layerFromEnv` takes them. */
+/**
+ * `layerWorker` with the default rules and the secret-looking values of
+ * `process.env`, as `Secrets.layerFromEnv` takes them, built at the first
+ * use: a program that never masks never compiles the rules.
+ */
 export const layerWorkerFromEnv = (options: Omit<WorkerOptions, "knownValues"> = {}): Layer.Layer<Secrets.Secrets> =>
-  Layer.effect(
+  Layer.sync(
     Secrets.Secrets,
-    Effect.orDie(Effect.suspend(() => makeWorkerMasker({ ...options, knownValues: Secrets.knownValuesFromEnv(process.env) })))
+    () =>
+      Secrets.lazy(() =>
+        Effect.runSync(Effect.orDie(makeWorkerMasker({ ...options, knownValues: Secrets.knownValuesFromEnv(process.env) })))
+      )
   )

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Secrets } from "@spillway/core"
-import { NodeSecrets } from "@spillway/node"
+import { Secrets, Spill } from "@spillway/core"
+import { NodeSecrets, NodeSpill } from "@spillway/node"
 import { Effect, FastCheck as fc } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { tempDirs } from "./tempDirs.js"
 
 // The worker runs the compiled masker: the build (`pnpm check`) puts it in dist.
 const workerFile = fileURLToPath(new URL("../dist/internal/maskWorker.js", import.meta.url))
@@ -98,6 +101,40 @@ describe("NodeSecrets.makeWorkerMasker", () => {
     const broken = Effect.runSync(NodeSecrets.makeWorkerMasker({ knownValues, workerFile: "/nonexistent/worker.js", handOffBytes: 16, shouldHandOff: () => true }))
     const bytes = Buffer.from(pieces.join("").repeat(20))
     expect(run(broken, bytes, [5, 500, 5000], []).text).toBe(local.maskText(bytes.toString("utf8")))
+  })
+})
+
+describe("the Node body store", () => {
+  const tempDir = tempDirs("spillway-mask-")
+
+  it("masks a long output on the worker, the kept body and its preview as the calling thread would, the caller's chunks untouched", async () => {
+    const dir = tempDir()
+    let asked = 0
+    const layer = NodeSpill.layer({
+      directory: dir,
+      maskWorker: { workerFile, handOffBytes: 4096, shouldHandOff: () => ++asked > 0 }
+    })
+    const text = pieces.join("").repeat(600)
+    const bytes = Buffer.from(text)
+    const total = bytes.length
+    const pause = new Int32Array(new SharedArrayBuffer(4))
+    const kept = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const capture = yield* (yield* Spill.SpillWrite).capture()
+      for (let i = 0; i < total; i += 8192) {
+        const chunk = bytes.subarray(i, i + 8192)
+        yield* capture.write(chunk)
+        // a chunk the stream took (and, on the worker, sent a copy of) is still the caller's, whole
+        expect(chunk.length).toBe(Math.min(8192, total - i))
+        // the worker starts in the background: give it a moment before the rest
+        if (i === 8192) Atomics.wait(pause, 0, 0, 500)
+      }
+      return yield* capture.finish(0)
+    })).pipe(Effect.provide(layer)))
+    expect(asked).toBe(1)
+    const saved = Fs.readFileSync(Path.join(dir, kept.filename!), "utf8")
+    expect(saved).toBe(Secrets.unsafeMakeMasker().maskText(text))
+    expect(saved).not.toContain(token().slice(4, 20))
+    expect(bytes.toString("utf8")).toBe(text)
   })
 })
 

@@ -1,13 +1,12 @@
 import { Effect, type Scope } from "effect"
 import type * as Access from "../Access.js"
 import type * as Body from "../Body.js"
-import * as LineIndex from "../LineIndex.js"
 import * as Preview from "../Preview.js"
 import * as Salience from "../Salience.js"
 import type { KeptOutput, OutputCapture } from "../Spill.js"
 import type * as SpillPolicy from "../SpillPolicy.js"
 import * as Utf8 from "../Utf8.js"
-import { concat } from "./bytes.js"
+import { concat, countNewlines } from "./bytes.js"
 
 /** @internal */
 export interface CaptureOptions {
@@ -60,7 +59,9 @@ export const make = (
   Effect.gen(function*() {
     const salience = options.salience
     const tracker = salience ? Salience.tracker(salience) : undefined
-    const index = LineIndex.builder() // the whole output
+    // the whole output's line breaks and where its first line ends (the body's own index stops at its limit)
+    let newlines = 0
+    let firstLineBytes = -1
     // Every code point takes at most four bytes, so more bytes than this can never fit the cap whole.
     const keep = options.maxChars * 4 + 4
     const head: Array<Uint8Array> = []
@@ -79,10 +80,13 @@ export const make = (
     /** Sees every masked byte in order (fresh arrays, never reused): the preview's head and tail, the line count, the salient lines. */
     const onMasked = (chunk: Uint8Array) => {
       if (chunk.length === 0) return
-      tracker?.accept(chunk, total, index.newlines() + 1)
+      tracker?.accept(chunk, total, newlines + 1)
       if (!firstDone) {
         const br = chunk.indexOf(10)
-        if (br !== -1) firstDone = true
+        if (br !== -1) {
+          firstDone = true
+          firstLineBytes = total + br
+        }
         const part = br === -1 ? chunk : chunk.subarray(0, br)
         const end = part.length > keep ? part.subarray(part.length - keep) : part
         if (end.length > 0) {
@@ -91,7 +95,7 @@ export const make = (
         }
         while (firstEnd.length > 1 && firstEndBytes - firstEnd[0]!.length >= keep) firstEndBytes -= firstEnd.shift()!.length
       }
-      index.push(chunk)
+      newlines += countNewlines(chunk)
       total += chunk.length
       if (headBytes < keep) {
         const part = chunk.subarray(0, keep - headBytes)
@@ -126,7 +130,8 @@ export const make = (
     const finish = (exitCode: number) =>
       Effect.gen(function*() {
         yield* writer.end
-        const lines = index.result()
+        const lines = { lines: total === 0 ? 0 : newlines + (last === 10 ? 0 : 1) }
+        const firstBytes = firstLineBytes === -1 ? total : firstLineBytes
         const headText = Utf8.decodeLossy(concat(head.length === 0 ? [new Uint8Array(0)] : head))
         if (headBytes === total && Utf8.codePointLength(headText) <= options.maxChars) {
           yield* writer.discard
@@ -156,8 +161,8 @@ export const make = (
           tailAtLineStart: t.atLineStart,
           totalLines: lines.lines,
           totalBytes: total,
-          firstLineBytes: index.firstLineBytes(),
-          firstLineEnd: index.firstLineBytes() > headBytes && firstEnd.length > 0 ? lastText(concat(firstEnd), keep) : undefined,
+          firstLineBytes: firstBytes,
+          firstLineEnd: firstBytes > headBytes && firstEnd.length > 0 ? lastText(concat(firstEnd), keep) : undefined,
           saved: saved?.id,
           savedInPart: inPart,
           notSaved,

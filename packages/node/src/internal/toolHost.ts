@@ -7,13 +7,14 @@
  * delivery budget for every tool, from configuration
  * (`tools.tool_output_max_chars`, 12,000 by default).
  */
-import { Access, Delivery, Process, Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { Access, Delivery, Process, Spill, SpillPolicy } from "@spillway/core"
 import { Handlers } from "@spillway/tools"
 import { Effect, Function, Layer } from "effect"
 import * as NodeBodies from "../NodeBodies.js"
 import * as NodeChild from "../NodeChild.js"
 import * as NodeEvidence from "../NodeEvidence.js"
 import * as NodePattern from "../NodePattern.js"
+import * as NodeSecrets from "../NodeSecrets.js"
 
 /** A policy a host gives the tools. */
 export type PolicyLayer = Layer.Layer<SpillPolicy.SpillPolicy>
@@ -42,7 +43,7 @@ export const store = (options: Options) => {
     manifests: options.manifests,
     pools: { spill: { ttlMillis: DAY }, ...options.pools }
   }).pipe(
-    Layer.provideMerge(Layer.mergeAll(Secrets.layerFromEnv, options.authorizer ?? Access.allowOwners)),
+    Layer.provideMerge(Layer.mergeAll(NodeSecrets.layerWorkerFromEnv(), options.authorizer ?? Access.allowOwners)),
     // the one key every cursor is signed and checked with: run_command's, get_tool_output's, a job's
     Layer.provideMerge(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory }))),
     // grep_spill and wait patterns run on worker threads, each ended at its deadline

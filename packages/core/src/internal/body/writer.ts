@@ -100,6 +100,14 @@ export interface Patch {
 }
 
 const QUEUE_PARTS = 64
+/**
+ * Most bytes queued for the store at once. A producer faster than the disk
+ * (or than the fiber writing, which runs between its chunks) waits here
+ * rather than holding its output in memory.
+ */
+const QUEUED_BYTES = 4 * 1024 * 1024
+/** The room a queued part takes: its length, no more than all of it. */
+const weight = (part: Uint8Array): number => Math.min(part.length, QUEUED_BYTES)
 
 /** Everything a writer knows and keeps as it goes, shared by the steps below. */
 interface State {
@@ -111,6 +119,8 @@ interface State {
   readonly lines: LineIndex.Builder
   readonly codePoints: CodePoints.CodePointCounter
   readonly queue: Queue.Queue<Uint8Array | null>
+  /** Room in the queue, in bytes (see `QUEUED_BYTES`). */
+  readonly room: Effect.Semaphore
   sourceBytes: number
   maskedBytes: number
   keptBytes: number
@@ -171,6 +181,26 @@ const manifestOf = (w: State, state: Manifest["state"], patch: Patch = {}): Mani
   }
 }
 
+/** A part at least this long is written as it is; shorter ones next to each other are joined into one write. */
+const WRITE_ALONE_BYTES = 64 * 1024
+
+/** The writes a batch of parts takes: large parts as they are (never copied), runs of small ones joined. */
+const writesOf = (batch: ReadonlyArray<Uint8Array>): Array<Uint8Array> => {
+  const writes: Array<Uint8Array> = []
+  let run: Array<Uint8Array> = []
+  for (const part of batch) {
+    if (part.length < WRITE_ALONE_BYTES) {
+      run.push(part)
+      continue
+    }
+    if (run.length > 0) writes.push(concat(run))
+    run = []
+    writes.push(part)
+  }
+  if (run.length > 0) writes.push(concat(run))
+  return writes
+}
+
 /** Writes queued parts behind the producer, in batches: a flood goes out in large writes, a trickle at once. */
 const drain = (w: State, sink: BodyFiles.Sink) =>
   Effect.gen(function*() {
@@ -178,8 +208,9 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
       const parts = [...(yield* Queue.takeBetween(w.queue, 1, QUEUE_PARTS))]
       const stop = parts.indexOf(null)
       const batch = (stop === -1 ? parts : parts.slice(0, stop)) as Array<Uint8Array>
-      if (batch.length > 0 && !w.ioFailed) {
-        const bytes = concat(batch)
+      const writing = batch.length > 0 && !w.ioFailed
+      for (const bytes of writing ? writesOf(batch) : []) {
+        if (w.ioFailed) break
         const wrote = yield* Effect.either(sink.write(bytes))
         if (wrote._tag === "Left") {
           w.ioFailed = true
@@ -189,11 +220,15 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
           const joined = w.lastBytes.length + bytes.length <= 3 ? concat([w.lastBytes, bytes]) : bytes
           w.lastBytes = Uint8Array.from(joined.subarray(Math.max(0, joined.length - 3)))
         }
-        w.spec.onWritten?.()
       }
+      if (writing) w.spec.onWritten?.()
+      yield* w.room.release(batch.reduce((n, part) => n + weight(part), 0))
       if (stop !== -1) return
     }
   })
+
+/** Queues a part for the store once there is room for it. */
+const enqueue = (w: State, part: Uint8Array) => Effect.zipRight(w.room.take(weight(part)), Queue.offer(w.queue, part))
 
 /** Creates the body in the store (and its manifest, when visible), then writes what was held back. */
 const materialize = (w: State) =>
@@ -232,7 +267,7 @@ const materialize = (w: State) =>
     const held = w.deferred ?? []
     w.deferred = undefined
     w.deferredBytes = 0
-    for (const part of held) yield* Queue.offer(w.queue, part)
+    for (const part of held) yield* enqueue(w, part)
   })
 
 /** The part of masked output the limit lets in. */
@@ -287,7 +322,7 @@ const accept = (w: State, out: Uint8Array): Effect.Effect<void> =>
       w.deferredBytes += part.length
       return w.deferredBytes <= w.spec.deferBytes ? Effect.void : materialize(w)
     }
-    return w.sink === undefined ? Effect.void : Queue.offer(w.queue, part)
+    return w.sink === undefined ? Effect.void : enqueue(w, part)
   })
 
 /** Waits until everything queued is written. */
@@ -303,6 +338,8 @@ const flush = (w: State) =>
 const drop = (w: State) =>
   Effect.gen(function*() {
     yield* Queue.shutdown(w.queue)
+    // a producer waiting for room is let go: nothing it queues is written now
+    yield* w.room.releaseAll
     if (w.ioFiber !== undefined) yield* Fiber.interrupt(w.ioFiber)
     if (w.sinkScope !== undefined) yield* Scope.close(w.sinkScope, Exit.void)
     if (w.inserted) yield* w.services.remove(w.spec.name)
@@ -374,6 +411,7 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
       lines: LineIndex.builder(spec.lineEvery),
       codePoints: CodePoints.counter(spec.checkpointEvery),
       queue: yield* Queue.bounded<Uint8Array | null>(QUEUE_PARTS),
+      room: yield* Effect.makeSemaphore(QUEUED_BYTES),
       sourceBytes: 0,
       maskedBytes: 0,
       keptBytes: 0,
