@@ -66,14 +66,26 @@ const withSalience = []
 const cpuWithout = []
 const cpuWith = []
 let found = 0
-for (let i = 0; i < runs; i++) {
+// each side goes first in half the rounds, so neither always follows the other's dirty pages
+const takeWithout = async () => {
   const a = await capture(false)
   without.push(a.ms)
   cpuWithout.push(a.cpu)
+}
+const takeWith = async () => {
   const w = await capture(true)
   withSalience.push(w.ms)
   cpuWith.push(w.cpu)
   found = w.salient
+}
+for (let i = 0; i < runs; i++) {
+  if (i % 2 === 0) {
+    await takeWithout()
+    await takeWith()
+  } else {
+    await takeWith()
+    await takeWithout()
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const fmt = (x) => `${x.toFixed(0)} ms`

@@ -115,7 +115,8 @@ interface State {
   readonly services: Services
   /** The writer's own scope, for the store's sink and the writing fiber; its finalizer closes it last. */
   readonly scope: Scope.CloseableScope
-  readonly stream: Secrets.StreamMasker | undefined
+  /** The masking stream, started by the first bytes (a body that gets none never builds the rules); undefined for masked input. */
+  stream: Secrets.StreamMasker | undefined
   readonly lines: LineIndex.Builder
   readonly codePoints: CodePoints.CodePointCounter
   readonly queue: Queue.Queue<Uint8Array | null>
@@ -360,6 +361,7 @@ const keepAsIs = (w: State) =>
 const end = (w: State) =>
   Effect.suspend(() => {
     w.ended = true
+    // a stream never started holds nothing
     return w.stream !== undefined ? accept(w, w.stream.end()) : Effect.void
   })
 
@@ -407,7 +409,7 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
       services,
       // whatever scope the writer is made in closes first, a body is kept or removed on purpose, by the finalizer below
       scope: yield* Scope.make(),
-      stream: spec.masked ? undefined : services.masker.stream(spec.watch),
+      stream: undefined,
       lines: LineIndex.builder(spec.lineEvery),
       codePoints: CodePoints.counter(spec.checkpointEvery),
       queue: yield* Queue.bounded<Uint8Array | null>(QUEUE_PARTS),
@@ -449,6 +451,8 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
       write: (raw) =>
         Effect.suspend(() => {
           w.sourceBytes += raw.length
+          if (raw.length === 0) return Effect.void
+          if (!spec.masked) w.stream ??= services.masker.stream(spec.watch)
           // past the limit nothing more is kept; masking still runs for whoever watches the masked output
           if (spec.onMasked === undefined && (w.full || w.failure !== undefined) && w.stream !== undefined && w.stream.heldBytes() === 0) {
             w.maskedBytes += raw.length
