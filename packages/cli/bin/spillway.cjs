@@ -34,6 +34,8 @@ try {
   cachedData = undefined
 }
 const script = new vm.Script(Module.wrap(fs.readFileSync(filename, "utf8")), { filename, cachedData })
+// V8 has taken what it needs from the cache: do not keep its 2 MB alive for as long as the command runs
+cachedData = undefined
 if (process.env.SPILLWAY_WRITE_CODE_CACHE === "1") {
   process.once("exit", () => fs.writeFileSync(cacheFile, script.createCachedData()))
 }

@@ -16,7 +16,7 @@ import * as Path from "node:path"
 
 /** How the queue between the pipes and the consumer is bounded. */
 export interface Options {
-  /** Most bytes read ahead of the consumer before the pipes are paused; 4 MiB by default. */
+  /** Most bytes read ahead of the consumer before the pipes are paused; 1 MiB by default (more only holds more in memory: the consumer, not the pipe, sets the pace). */
   readonly maxQueuedBytes?: number
   /** Largest batch handed to the consumer; 1 MiB by default. */
   readonly maxBatchBytes?: number
@@ -144,7 +144,7 @@ export const make = (options: Options = {}): Child.Service => ({
   start: (spec, onOutput, timing = {}) =>
     Effect.gen(function*() {
       const limits = {
-        maxQueued: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+        maxQueued: options.maxQueuedBytes ?? 1024 * 1024,
         maxBatch: options.maxBatchBytes ?? 1024 * 1024,
         drainGraceMillis: timing.drainGraceMillis ?? 2000
       }

@@ -30,21 +30,16 @@ export interface WorkerOptions {
   readonly workerFile?: string | URL
   /**
    * Asked once a stream has seen `handOffBytes`: whether a worker would help
-   * now. By default, when the machine has two cores or more and, over the
-   * last minute, fewer tasks wanted to run than it has cores: on a machine
-   * already saturated a second thread only adds copies and waits. (The
-   * command whose output is masked, and whatever ran just before, count in
-   * that average: asking for a whole idle core would refuse the worker on a
-   * two-core machine right after any other work.)
+   * now. By default, when the machine has two cores or more. (The load
+   * average is no guide: the command whose output is masked, and the
+   * masker's own threads, count in it, so a rule on it refused the worker
+   * after a few long outputs in a row.)
    */
   readonly shouldHandOff?: () => boolean
 }
 
-/** The default `shouldHandOff`: two cores or more, and on average fewer tasks ready to run than cores. */
-export const coreToSpare = (): boolean => {
-  const cores = Os.availableParallelism()
-  return cores >= 2 && Os.loadavg()[0] < cores
-}
+/** The default `shouldHandOff`: two cores or more. */
+export const coreToSpare = (): boolean => Os.availableParallelism() >= 2
 
 const EMPTY = new Uint8Array(0)
 /** Longest wait for the worker without a reply before a stream gives up on it. */
@@ -102,6 +97,21 @@ const startHelper = (options: WorkerOptions, knownValues: ReadonlyArray<Secrets.
 /** A masking worker failed or stopped answering; what it held cannot be masked, so the stream stops. */
 export class MaskWorkerFailed extends Error {
   override readonly name = "MaskWorkerFailed"
+}
+
+/**
+ * Posts a chunk the caller keeps. One that spans the whole of its buffer
+ * is cloned, which copies its bytes outside this thread's heap; a view into
+ * a larger buffer (a pipe's read buffer, a slice of a file) would be cloned
+ * with all of that buffer, so its own bytes are copied out and handed over
+ * instead. (A copy: a Node Buffer's `slice` shares the caller's memory,
+ * which handing over would detach.)
+ */
+const postChunk = (port: MessagePort, chunk: Uint8Array): void => {
+  const whole = chunk.buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
+  if (whole) return port.postMessage({ _tag: "push", bytes: chunk } satisfies ToWorker)
+  const own = new Uint8Array(chunk)
+  port.postMessage({ _tag: "push", bytes: own } satisfies ToWorker, [own.buffer as ArrayBuffer])
 }
 
 const READY = 1
@@ -188,12 +198,8 @@ const workerStream = (
       return out
     }
     const h = helper
-    // Posted as a copy of the chunk's own bytes, handed over: a chunk is often a view into a larger
-    // buffer (a pipe's read buffer, a slice of a file), which posting the view would copy whole.
     inFlight += chunk.length
-    // (a copy: a Node Buffer's own `slice` would share the caller's memory, which handing over would detach)
-    const own = new Uint8Array(chunk)
-    h.port.postMessage({ _tag: "push", bytes: own } satisfies ToWorker, [own.buffer as ArrayBuffer])
+    postChunk(h.port, chunk)
     h.sent++
     const out: Array<Uint8Array> = []
     drain(h, out)
