@@ -193,6 +193,9 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
 
   it("ships every file a package's exports and bin name", () => {
     for (const [name, manifest] of manifests) {
+      // the license the manifest declares ships with the package
+      expect(manifest.license, name).toBe("MIT")
+      expect(manifest.files, `${name} ships its license`).toContain("LICENSE")
       const named: Array<string> = []
       const collect = (value: unknown) => {
         if (typeof value === "string") named.push(value)
