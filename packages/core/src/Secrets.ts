@@ -57,7 +57,8 @@ export interface SecretRule {
    * Makes this a block rule: `pattern` is the opening marker, and
    * everything after it up to the next match of `end` (or the end of the
    * text) is masked, keeping line breaks; both markers stay visible, and
-   * `group`, `minEntropy` and `allow` do not apply.
+   * `minEntropy` does not apply, nor `group` and `allow` unless the rule has
+   * a `body`.
    */
   readonly end?: RegExp
   /**
@@ -65,11 +66,15 @@ export interface SecretRule {
    * whole line after the opening marker's line. The block then ends at the
    * first line that holds `end`, or before the first line that neither
    * matches nor holds `end`, or after `maxLines` lines; only matching lines
-   * (and base64 before `end` on its line) are masked.
+   * (and base64 before `end` on its line) are masked. With `group`, only
+   * that group of each body line is masked (a value after its key), unless
+   * `allow` keeps it.
    */
   readonly body?: RegExp
   /** For a block rule with `body`: the most lines a block masks; 4096 when absent. */
   readonly maxLines?: number
+  /** For a block rule with `body`: the longest body line, in bytes (a longer one ends the block); 512 when absent, 8192 at most. */
+  readonly maxLineBytes?: number
 }
 
 /** A literal secret registered under a name, so errors and warnings can say which one. */

@@ -102,6 +102,37 @@ const cases: Record<string, Case> = {
     ],
     keep: [`const header = "-----BEGIN RSA PRIVATE KEY-----\\n" +`, `-----BEGIN PRIVATE KEY----- (a marker, nothing more)`]
   },
+  "kubernetes-secret-data": (() => {
+    const b64 = (text: string) => Buffer.from(text).toString("base64")
+    const config = b64(`{"apiKey": "${gen(ALNUM, 24)}", "region": "us-east-1"}`)
+    const url = b64(`postgres://admin:${gen(ALNUM, 12)}@db.example.com:5432/app`)
+    const user = b64("admin")
+    const bundle = b64(gen(ALNUM, 900))
+    return {
+      hit: [
+        // as kubectl get -o yaml prints a Secret: data first, keys that name nothing secret
+        hide(`apiVersion: v1\ndata:\n  config.json: ${config}\n  username: ${user}\n  enabled: true\nkind: Secret\nmetadata:\n  name: app\n`, config, user),
+        // a list of them, each data: indented under its item
+        hide(`items:\n- apiVersion: v1\n  data:\n    db-url: ${url}\n  kind: Secret\n  metadata:\n    name: x\n`, url),
+        // a value longer than a key block's line
+        hide(`data:\n  bundle: ${bundle}\n  token: ${url}\n`, bundle, url)
+      ],
+      keep: [
+        // a ConfigMap's plain values are not base64 of text
+        "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n  mode: prod\n  replicas: \"3\"\n  feature: true\n",
+        "metadata:\n  name: " + gen(LOWER, 20) + "\n",
+        `<img src="data:image/png;base64,${b64(gen(ALNUM, 30))}">`,
+        `config: {data: ${url}}`
+      ]
+    }
+  })(),
+  "kubernetes-secret-string-data": {
+    hit: [
+      token("kind: Secret\nstringData:\n  password: ", "correct horse battery staple", "\ntype: Opaque\n"),
+      token("stringData:\n  api-key: ", value, "\n")
+    ],
+    keep: ["stringData: {}\n", "# stringData:\nkey: value\n"]
+  },
   "putty-private-key": {
     hit: [
       hide(
@@ -313,6 +344,11 @@ const cases: Record<string, Case> = {
       token("export SECRET_TOKEN=", value),
       token("password=", gen(HEX, 32)),
       token("TOKEN ::= ", value),
+      // personal access tokens under lower and camel case keys (Azure DevOps PATs: 52 lower-case base32 characters)
+      token("azure_pat = \"", gen("abcdefghijklmnopqrstuvwxyz234567", 52), "\""),
+      token("ado_pat=", gen("abcdefghijklmnopqrstuvwxyz234567", 52)),
+      token("  gitlab-pat: ", value),
+      token("{\"devopsPat\": \"", gen("abcdefghijklmnopqrstuvwxyz234567", 52), "\"}"),
       token("API_TOKEN := ", value),
       token("PASSWORD ?= ", value),
       token("$password .= \"", value, "\";"),
@@ -366,6 +402,11 @@ const cases: Record<string, Case> = {
     ],
     keep: [
       "password=changeme",
+      // words that hold `pat` name paths and patterns, whatever follows them
+      "log_path: /var/log/app/" + gen(LOWER, 30) + ".log",
+      "file_pattern = \"" + gen(LOWER, 40) + "\"",
+      "compat: " + gen(LOWER, 40),
+      "Pat Smith " + gen(LOWER, 12),
       "token=" + gen(HEX, 40),
       "token=" + gen(HEX, 12),
       "secret=550e8400-e29b-41d4-a716-446655440000",
@@ -523,7 +564,10 @@ const formatCase = (format: TokenFormat): Case => {
   const body = samples[0].slice(prefix.length)
   const filler = body.replace(/[A-Za-z0-9]/g, body.match(/[A-Za-z0-9]/)?.[0] ?? "x")
   const keep = [prefix + filler, prefix + body.slice(0, 4)]
-  if (format.notAfter === undefined && /^[A-Za-z0-9]/.test(prefix)) keep.push("x" + samples[0])
+  // a token run on from a word is kept, unless another of the format's tokens starts inside it
+  // (a Slack refresh token, `xoxe.xoxp-...`, holds a whole `xoxp-` token)
+  const holdsAnother = format.prefixes.some((p) => samples[0].indexOf(p, 1) !== -1)
+  if (format.notAfter === undefined && /^[A-Za-z0-9]/.test(prefix) && !holdsAnother) keep.push("x" + samples[0])
   return {
     hit: [token("export SERVICE_VALUE=", samples[0]), token("{\"value\": \"", samples[1], "\"}"), token("sent ", samples[2], " to the server")],
     keep
@@ -600,6 +644,18 @@ describe("defaultRules", () => {
             const masked = only.maskText(broken)
             // Whatever is masked on either side, the line break itself survives.
             expect(masked.split("\n").length).toBe(broken.split("\n").length)
+          }
+        }
+      })
+
+      it("masks a stream as the whole text, cut at any byte", () => {
+        for (const hit of testCase.hit) {
+          const bytes = Buffer.from(hit.text)
+          for (const cut of new Set([1, 7, Math.floor(bytes.length / 3), Math.floor(bytes.length / 2), bytes.length - 2])) {
+            if (cut <= 0 || cut >= bytes.length) continue
+            const stream = all.stream()
+            const out = Buffer.concat([stream.push(bytes.subarray(0, cut)), stream.push(bytes.subarray(cut)), stream.end()])
+            expect.soft(out.toString("utf8"), `${rule.id} cut at ${cut}`).toBe(all.maskText(hit.text))
           }
         }
       })

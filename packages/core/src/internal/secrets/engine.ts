@@ -51,14 +51,17 @@ interface Compiled {
   readonly locate: ((line: string, at: number) => readonly [number, number] | undefined) | undefined
   readonly end: RegExp | undefined
   readonly body: RegExp | undefined
+  /** `body` with indices, for a block rule that masks a group of each body line. */
+  readonly bodyGroup: RegExp | undefined
   readonly maxLines: number
+  readonly maxLineBytes: number
 }
 
 const NEWLINE = 0x0a
 const RETURN = 0x0d
 /** How far a rule's match may reach from where it starts, and how much of a line a rule sees either side. */
 const REACH = 8192
-/** Longer lines are never part of a key block's body. */
+/** Longer lines are never part of a key block's body, unless its rule says otherwise. */
 const MAX_BODY_LINE = 512
 
 /** The latin1 view of `bytes[start, end)`: one character per byte, which the rule patterns are written for. */
@@ -105,7 +108,9 @@ const compile = (rule: SecretRule, anchored: boolean): Compiled => {
     locate: rule.locate,
     end: rule.end === undefined ? undefined : new RegExp(rule.end.source, flagsOf(rule.end, "g")),
     body: rule.end === undefined ? undefined : rule.body,
-    maxLines: rule.maxLines ?? 4096
+    bodyGroup: rule.end !== undefined && rule.body !== undefined && group > 0 ? new RegExp(rule.body.source, flagsOf(rule.body, "d")) : undefined,
+    maxLines: rule.maxLines ?? 4096,
+    maxLineBytes: Math.min(REACH, Math.max(1, rule.maxLineBytes ?? MAX_BODY_LINE))
   }
 }
 
@@ -428,11 +433,11 @@ const walkBody = (s: Scan, rule: Compiled, index: number, openedAt: number, pos:
   const body = rule.body!
   const result = (closedAt: number): BlockRun => ({ rule: index, lines, openedAt, closedAt })
   while (pos < n) {
-    const ahead = bytes.subarray(pos, Math.min(n, pos + MAX_BODY_LINE + 1)).indexOf(NEWLINE)
+    const ahead = bytes.subarray(pos, Math.min(n, pos + rule.maxLineBytes + 1)).indexOf(NEWLINE)
     const complete = ahead !== -1 || s.final
     const lineEnd = ahead === -1 ? n : pos + ahead
     // too long for a body line, and for an end marker that matters: the block ends before it
-    if (lineEnd - pos > MAX_BODY_LINE) return result(pos)
+    if (lineEnd - pos > rule.maxLineBytes) return result(pos)
     if (!complete) return result(-1)
     const line = latin1(bytes, pos, lineEnd)
     end.lastIndex = 0
@@ -443,12 +448,25 @@ const walkBody = (s: Scan, rule: Compiled, index: number, openedAt: number, pos:
       return result(pos)
     }
     if (lines >= rule.maxLines || !body.test(line)) return result(pos)
-    const content = BODY_LINE.exec(line)!
-    if (content[2].length > 0) ranges.push(pos + content[1].length, pos + content[1].length + content[2].length)
+    if (rule.bodyGroup !== undefined) maskBodyGroup(s, rule, line, pos)
+    else {
+      const content = BODY_LINE.exec(line)!
+      if (content[2].length > 0) ranges.push(pos + content[1].length, pos + content[1].length + content[2].length)
+    }
     lines++
     pos = lineEnd + 1
   }
   return result(-1)
+}
+
+/** Masks the rule's group of a body line that starts at `pos`, unless `allow` keeps the value. */
+const maskBodyGroup = (s: Scan, rule: Compiled, line: string, pos: number): void => {
+  rule.bodyGroup!.lastIndex = 0
+  const match = rule.bodyGroup!.exec(line)
+  const span = match?.indices?.[rule.group]
+  if (match === null || span === undefined || span[1] <= span[0]) return
+  if (rule.allow?.(match[rule.group]!) === true) return
+  s.ranges.push(pos + span[0], pos + span[1])
 }
 
 /** Masks `[start, stop)` except line breaks, as ranges that each stay within a line. */

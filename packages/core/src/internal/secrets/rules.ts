@@ -68,8 +68,37 @@ const keywordAnchors = [
   ]),
   ...shortWord("key"),
   ...shortWord("pwd"),
-  "_PAT"
+  "_PAT",
+  // personal access tokens in lower and camel case, after a word and before an assignment
+  // (`_pat` alone would wake the rule at every `_path`); few of them, since every anchor
+  // makes the one pass over the bytes stop more often
+  ...["=", ":", "\"", " "].map((after) => `_pat${after}`),
+  ...["=", ":"].map((after) => `-pat${after}`),
+  ...["=", ":", "\""].map((after) => `Pat${after}`)
 ]
+
+/**
+ * Whether a value under a Kubernetes Secret's `data:` is plainly not a
+ * secret's base64: not base64 of whole bytes, or short and decoding to
+ * binary (`true`, `Secret`: words a list's next keys hold, not values).
+ */
+const notSecretData = (value: string): boolean => {
+  if (value.length % 4 !== 0) return true
+  const decoded = decodeBase64(value)
+  if (decoded === undefined) return true
+  if (value.length >= 24) return false
+  let printable = 0
+  for (let i = 0; i < decoded.length; i++) {
+    const c = decoded.charCodeAt(i)
+    if ((c >= 0x20 && c < 0x7f) || c === 0x09 || c === 0x0a || c === 0x0d || c >= 0xc2) printable++
+  }
+  return printable < decoded.length * 0.9
+}
+
+// A Secret's `data:` or `stringData:` key on a line of its own (at any indent, in a list item
+// or not: not `metadata:`; a rule sees one line), then its entries: `key: value`, indented.
+const secretDataKey = (word: string) => new RegExp(`(?<=^[ \\t]{0,40}(?:-[ \\t]{1,4})?)${word}:[ \\t]{0,8}\\r?$`)
+const secretEntry = (value: string) => new RegExp(`^[ \\t]{1,40}(?:-[ \\t]{1,4})?[A-Za-z0-9._-]{1,253}:[ \\t]{1,8}(${value})[ \\t]*\\r?$`)
 
 const alternation = (words: ReadonlyArray<string>) => words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")
 
@@ -91,6 +120,29 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     group: 1,
     allow: (value) => !/[A-Za-z0-9+/]{16}/.test(value),
     anchors: keyAnchors
+  },
+  {
+    id: "kubernetes-secret-data",
+    description: "The base64 values under a Kubernetes Secret's data: (as kubectl get -o yaml prints them, whatever the keys are called); keys stay visible.",
+    pattern: secretDataKey("data"),
+    end: /(?!)/,
+    body: secretEntry("[A-Za-z0-9+/]{4,8000}={0,2}"),
+    group: 1,
+    allow: notSecretData,
+    maxLines: 1024,
+    maxLineBytes: 8192,
+    anchors: ["data:"]
+  },
+  {
+    id: "kubernetes-secret-string-data",
+    description: "The values under a Kubernetes Secret's stringData:, which holds secrets in plain text; keys stay visible.",
+    pattern: secretDataKey("stringData"),
+    end: /(?!)/,
+    body: secretEntry("[^ \\t\\r\\n][^\\r\\n]{0,4000}?"),
+    group: 1,
+    maxLines: 1024,
+    maxLineBytes: 8192,
+    anchors: ["stringData:"]
   },
   {
     id: "putty-private-key",
