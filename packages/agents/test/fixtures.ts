@@ -2,7 +2,7 @@ import { afterAll } from "@effect/vitest"
 import { AgentConfig, Agents } from "@spillway/agents"
 import { Access, Body, BodyFiles, type Child, Cursor, Delivery, Manifests, Retention, Secrets } from "@spillway/core"
 import { NodeBodyFiles, NodeChild, SqlBackend, SqlManifests } from "@spillway/node"
-import { Deferred, Effect, Layer, type Scope } from "effect"
+import { Deferred, Effect, Layer, Schedule, type Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -91,7 +91,12 @@ export const pgUrl = process.env.SPILLWAY_TEST_PG_URL !== undefined && process.e
 export const pgStore: Effect.Effect<Store, never, Scope.Scope> = Effect.gen(function*() {
   const name = `spillway_agents_${Array.from(globalThis.crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, "0")).join("")}`
   const admin = <A, E>(f: (sql: Effect.Effect.Success<ReturnType<typeof SqlBackend.pgClient>>) => Effect.Effect<A, E>) =>
-    Effect.scoped(Effect.flatMap(SqlBackend.pgClient(pgUrl!), f)).pipe(Effect.orDie)
+    Effect.scoped(Effect.flatMap(SqlBackend.pgClient(pgUrl!), f)).pipe(
+      // an autovacuum worker busy in a database for a moment makes DROP ... WITH (FORCE) fail
+      // (the role cannot end a superuser's backend): try again shortly
+      Effect.retry({ times: 20, schedule: Schedule.spaced("100 millis") }),
+      Effect.orDie
+    )
   yield* admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
   yield* Effect.addFinalizer(() => admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
   const url = new URL(pgUrl!)

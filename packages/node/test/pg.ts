@@ -1,6 +1,6 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 
 /** The test server's URL (a role that may create databases); the PostgreSQL tests run only with it. */
@@ -11,6 +11,9 @@ export const pgUrl = process.env.SPILLWAY_TEST_PG_URL !== undefined && process.e
 const admin = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) =>
   Effect.scoped(Effect.flatMap(PgClient.make({ url: Redacted.make(pgUrl!), maxConnections: 1 }), f)).pipe(
     Effect.provide(Reactivity.layer),
+    // an autovacuum worker busy in a database for a moment makes DROP ... WITH (FORCE) fail
+    // (the role cannot end a superuser's backend): try again shortly
+    Effect.retry({ times: 20, schedule: Schedule.spaced("100 millis") }),
     Effect.orDie
   )
 

@@ -2,7 +2,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { SqlBackend } from "@spillway/node"
 import { RemoteRecords } from "@spillway/remote"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -46,7 +46,11 @@ describe.skipIf(pgUrl === undefined)("PostgreSQL", () => {
     Layer.unwrapScoped(Effect.gen(function*() {
       const name = `spillway_r_${Math.random().toString(16).slice(2, 10)}`
       const admin = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
-        Effect.scoped(Effect.flatMap(SqlBackend.pgClient(pgUrl!), f)).pipe(Effect.orDie)
+        Effect.scoped(Effect.flatMap(SqlBackend.pgClient(pgUrl!), f)).pipe(
+          // an autovacuum worker busy in a database for a moment makes DROP ... WITH (FORCE) fail: try again shortly
+          Effect.retry({ times: 20, schedule: Schedule.spaced("100 millis") }),
+          Effect.orDie
+        )
       yield* admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
       yield* Effect.addFinalizer(() => admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
       const url = new URL(pgUrl!)
