@@ -133,6 +133,25 @@ const cases: Record<string, Case> = {
     ],
     keep: ["stringData: {}\n", "# stringData:\nkey: value\n"]
   },
+  "mysql-password-option": {
+    hit: [
+      token("mysql -u root -p", value, " app"),
+      token("$ mysqldump -h db -u backup -p'", "S3cr3t Pass", "' --all-databases > all.sql"),
+      token("docker exec db mariadb -uroot -p", value, " -e 'show databases'"),
+      token("mysqladmin -p", value, " status; ls -p"),
+      token("/usr/bin/mysql -p\"", value, "\" app")
+    ],
+    keep: [
+      "mysql -u root -p app",
+      "mysql -u root -p -h db",
+      "mysql -h db -P3306 -u app",
+      "mysql -u root -p\"$DB_PASSWORD\" app",
+      "mysql -u root -p${MYSQL_ROOT_PASSWORD} app",
+      "mkdir -pv /var/lib/mysql-files",
+      "mysql --protocol=tcp -u app",
+      "mysql -u app -p; ssh -p2222 host"
+    ]
+  },
   "putty-private-key": {
     hit: [
       hide(

@@ -17,6 +17,7 @@ import {
   isCodeExpression,
   isCommitOrUuid,
   isPlainValue,
+  isReference,
   isRepetitive,
   looksLikeIdentifier,
   looksLikeWords,
@@ -473,4 +474,27 @@ export const locateUserOption = (line: string, at: number): readonly [number, nu
   if (/^(?:pass(?:word)?|pwd|test|token|secret|y+|x+|\*+)$/i.test(secret)) return undefined
   if (/^[A-Za-z]+$/.test(secret) && looksLikeWords(secret) && secret.length < 12) return undefined
   return [password.start, password.end]
+}
+
+/** A MySQL or MariaDB client's `-p<password>` (written against the flag; `-p` alone asks for it). */
+const MYSQL_PASSWORD = /(?<=[ \t])-p(?=[^ \t\r\n-])/g
+
+/**
+ * Finds the password of a MySQL or MariaDB client's `-pPASSWORD` on the line
+ * of the command named at `at` (`mysql -u root -pS3cret db`, `mysqldump
+ * -p'...'`); `-p` alone, `-P 3306` and references (`-p"$DB_PASS"`) are kept.
+ */
+export const locateMysqlPassword = (line: string, at: number): readonly [number, number] | undefined => {
+  if (at > 0 && !/[\s;|&(`'"/]/.test(line[at - 1]!)) return undefined
+  // the options of this command only: up to the next command on the line
+  const stop = line.slice(at).search(/[;|&]|\$\(/)
+  const end = stop === -1 ? line.length : at + stop
+  MYSQL_PASSWORD.lastIndex = at
+  for (let flag = MYSQL_PASSWORD.exec(line); flag !== null && flag.index < end; flag = MYSQL_PASSWORD.exec(line)) {
+    const part = readPart(line, flag.index + 2, /\s/)
+    const secret = line.slice(part.start, Math.min(part.end, end))
+    if (secret.length < 3 || isReference(secret) || /^(?:pass(?:word)?|x+|\*+)$/i.test(secret)) continue
+    return [part.start, part.start + secret.length]
+  }
+  return undefined
 }

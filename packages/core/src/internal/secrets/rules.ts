@@ -1,5 +1,5 @@
 import type { SecretRule } from "../../Secrets.js"
-import { locateAssignment, locateUserOption } from "./assignment.js"
+import { locateAssignment, locateMysqlPassword, locateUserOption } from "./assignment.js"
 import { decodeBase64, isCredentialPair, isReference, isRepetitive, looksLikeWords } from "./lookalike.js"
 import { formatSource, type TokenFormat, tokenFormats } from "./providers.js"
 
@@ -349,6 +349,13 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     group: 1,
     allow: isReference,
     anchors: ["_auth", "_password"]
+  },
+  {
+    id: "mysql-password-option",
+    description: "The password of a MySQL or MariaDB client's -pPASSWORD (mysql, mysqldump, mysqladmin, mariadb...); -p alone asks for it and is kept.",
+    pattern: /(?:mysql|mariadb)[a-z-]{0,12}(?:\.exe)?[ \t]/,
+    locate: locateMysqlPassword,
+    anchors: ["mysql", "mariadb"]
   },
   {
     id: "user-option",
