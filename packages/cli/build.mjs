@@ -31,28 +31,21 @@ await bundle("dist/fastRead.js", "dist/read.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
 await bundle("dist/serve.js", "dist/serve.cjs")
-// an ES module, as every .js file of this package
-await build({
-  entryPoints: ["../node/dist/internal/patternWorker.js"],
-  outfile: "dist/internal/patternWorker.js",
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  minify: true,
-  legalComments: "none"
-})
-// the thread long output is masked on (see NodeSecrets), where NodeSecrets looks for it beside the bundle
-await build({
-  entryPoints: ["../node/dist/internal/maskWorker.js"],
-  outfile: "dist/internal/maskWorker.js",
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  minify: true,
-  legalComments: "none"
-})
+// The worker threads, where @spillway/node looks for them beside the bundle (dist/internal/):
+// ES modules, as every .js file of this package. The pattern worker runs searches against
+// their deadlines; the mask worker masks long output on a second core (see NodeSecrets).
+for (const worker of ["patternWorker", "maskWorker"]) {
+  await build({
+    entryPoints: [`../node/dist/internal/${worker}.js`],
+    outfile: `dist/internal/${worker}.js`,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    minify: true,
+    legalComments: "none"
+  })
+}
 
 Fs.rmSync("dist/spillway.cache", { force: true })
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))
