@@ -151,10 +151,10 @@ describe("keepOutput", () => {
     const gap = /\[…(\d+) bytes omitted…\]/.exec(shown)
     const bytes = (s: string) => new TextEncoder().encode(s).length
     if (gap === null) {
-      // room for less than the gap's own marker: the start alone, counted, and nothing made up
+      // no room for the gap's own marker, or the line's end not known: the start alone, counted, nothing made up
       expect(line.startsWith(shown)).toBe(true)
+      expect(shown.length).toBeGreaterThan(0)
       expect(Number(marker[1])).toBe(bytes(shown))
-      expect(bytes(shown)).toBeLessThan(bytes("[…" + total + " bytes omitted…]") + 2)
       return
     }
     const [start, end] = [shown.slice(0, gap.index), shown.slice(gap.index + gap[0].length)]
@@ -163,7 +163,7 @@ describe("keepOutput", () => {
     expect(end.endsWith("Z")).toBe(true)
     expect(Number(gap[1])).toBe(total - bytes(start) - bytes(end))
     expect(Number(marker[1])).toBe(bytes(start) + bytes(end))
-  }), { numRuns: 25, examples: [[" ", 600, [], 241], ["é", 600, ["x"], 3_000]] })
+  }), { numRuns: 25, examples: [[" ", 600, [], 241], ["  ", 600, [], 258], ["é", 600, ["x"], 3_000]] })
   })
 
   it("saves whole lines up to the per-file limit, and says the copy holds only them", async () => {
