@@ -49,4 +49,4 @@ export const layerWithout = (options: Options = {}) => {
 
 /** The three capabilities, with owner and channel checks alone deciding access. */
 export const layer = (options: Options = {}) =>
-  layerWithout(options).pipe(Layer.provide(Access.allowOwners), Layer.provide(NodeSecrets.layerWorkerFromEnv()))
+  layerWithout(options).pipe(Layer.provide(Access.allowOwners), Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)))

@@ -130,7 +130,7 @@ export const make = (
     const finish = (exitCode: number) =>
       Effect.gen(function*() {
         yield* writer.end
-        const lines = { lines: total === 0 ? 0 : newlines + (last === 10 ? 0 : 1) }
+        const totalLines = total === 0 ? 0 : newlines + (last === 10 ? 0 : 1)
         const firstBytes = firstLineBytes === -1 ? total : firstLineBytes
         const headText = Utf8.decodeLossy(concat(head.length === 0 ? [new Uint8Array(0)] : head))
         if (headBytes === total && Utf8.codePointLength(headText) <= options.maxChars) {
@@ -139,9 +139,9 @@ export const make = (
             text: headText,
             exitCode,
             truncated: false,
-            totalLines: lines.lines,
+            totalLines,
             totalBytes: total,
-            shown: lines.lines > 0 ? [{ from: 1, to: lines.lines }] : []
+            shown: totalLines > 0 ? [{ from: 1, to: totalLines }] : []
           } satisfies KeptOutput
         }
         const sealed = yield* Effect.either(writer.seal({ status: `exit ${exitCode}` }))
@@ -159,7 +159,7 @@ export const make = (
           headIsWhole: headBytes === total,
           tail: t.text,
           tailAtLineStart: t.atLineStart,
-          totalLines: lines.lines,
+          totalLines,
           totalBytes: total,
           firstLineBytes: firstBytes,
           firstLineEnd: firstBytes > headBytes && firstEnd.length > 0 ? lastText(concat(firstEnd), keep) : undefined,
@@ -173,7 +173,7 @@ export const make = (
           text: preview.text,
           exitCode,
           truncated: true,
-          totalLines: lines.lines,
+          totalLines,
           totalBytes: total,
           shown: preview.ranges,
           ...(saved !== undefined ? { filename: saved.id } : { notSaved: notSaved ?? "unknown reason" }),

@@ -43,7 +43,7 @@ export const store = (options: Options) => {
     manifests: options.manifests,
     pools: { spill: { ttlMillis: DAY }, ...options.pools }
   }).pipe(
-    Layer.provideMerge(Layer.mergeAll(NodeSecrets.layerWorkerFromEnv(), options.authorizer ?? Access.allowOwners)),
+    Layer.provideMerge(Layer.mergeAll(NodeSecrets.layerWorkerFromEnv(options.maskWorker), options.authorizer ?? Access.allowOwners)),
     // the one key every cursor is signed and checked with: run_command's, get_tool_output's, a job's
     Layer.provideMerge(NodeEvidence.layerKeyFile(NodeEvidence.keyFileOf({ directory }))),
     // grep_spill and wait patterns run on worker threads, each ended at its deadline

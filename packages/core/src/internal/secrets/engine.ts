@@ -50,9 +50,8 @@ interface Compiled {
   readonly allow: ((value: string) => boolean) | undefined
   readonly locate: ((line: string, at: number) => readonly [number, number] | undefined) | undefined
   readonly end: RegExp | undefined
+  /** With indices when the rule masks a group of each body line. */
   readonly body: RegExp | undefined
-  /** `body` with indices, for a block rule that masks a group of each body line. */
-  readonly bodyGroup: RegExp | undefined
   readonly maxLines: number
   readonly maxLineBytes: number
 }
@@ -107,8 +106,7 @@ const compile = (rule: SecretRule, anchored: boolean): Compiled => {
     allow: rule.allow,
     locate: rule.locate,
     end: rule.end === undefined ? undefined : new RegExp(rule.end.source, flagsOf(rule.end, "g")),
-    body: rule.end === undefined ? undefined : rule.body,
-    bodyGroup: rule.end !== undefined && rule.body !== undefined && group > 0 ? new RegExp(rule.body.source, flagsOf(rule.body, "d")) : undefined,
+    body: rule.end === undefined || rule.body === undefined ? undefined : new RegExp(rule.body.source, flagsOf(rule.body, group > 0 ? "d" : "")),
     maxLines: rule.maxLines ?? 4096,
     maxLineBytes: Math.min(REACH, Math.max(1, rule.maxLineBytes ?? MAX_BODY_LINE))
   }
@@ -447,8 +445,9 @@ const walkBody = (s: Scan, rule: Compiled, index: number, openedAt: number, pos:
       if (before !== null) ranges.push(pos + close.index - before[1].length, pos + close.index)
       return result(pos)
     }
-    if (lines >= rule.maxLines || !body.test(line)) return result(pos)
-    if (rule.bodyGroup !== undefined) maskBodyGroup(s, rule, line, pos)
+    const match = lines < rule.maxLines ? body.exec(line) : null
+    if (match === null) return result(pos)
+    if (rule.group > 0) maskBodyGroup(s, rule, match, pos)
     else {
       const content = BODY_LINE.exec(line)!
       if (content[2].length > 0) ranges.push(pos + content[1].length, pos + content[1].length + content[2].length)
@@ -459,12 +458,10 @@ const walkBody = (s: Scan, rule: Compiled, index: number, openedAt: number, pos:
   return result(-1)
 }
 
-/** Masks the rule's group of a body line that starts at `pos`, unless `allow` keeps the value. */
-const maskBodyGroup = (s: Scan, rule: Compiled, line: string, pos: number): void => {
-  rule.bodyGroup!.lastIndex = 0
-  const match = rule.bodyGroup!.exec(line)
-  const span = match?.indices?.[rule.group]
-  if (match === null || span === undefined || span[1] <= span[0]) return
+/** Masks the rule's group of a body line's match (the line starts at `pos`), unless `allow` keeps the value. */
+const maskBodyGroup = (s: Scan, rule: Compiled, match: RegExpExecArray, pos: number): void => {
+  const span = match.indices?.[rule.group]
+  if (span === undefined || span[1] <= span[0]) return
   if (rule.allow?.(match[rule.group]!) === true) return
   s.ranges.push(pos + span[0], pos + span[1])
 }
