@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { makeAnchorScan } from "../src/internal/secrets/anchors.js"
+import { keyWindowsOf, makeAnchorScan } from "../src/internal/secrets/anchors.js"
 import { FastCheck as fc } from "effect"
 
 // The anchor scan finds every occurrence of every anchor exactly once, at
@@ -53,4 +53,12 @@ describe("anchor scan", () => {
     makeAnchorScan(anchors)(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
     expect(found.sort()).toEqual(naive(bytes, anchors))
   }, { fastCheck: { numRuns: 1000 } })
+
+  it("keys an anchor by windows without a space when it has them: a space joins common words (`compiling packages` holds `ng p`)", () => {
+    for (const anchor of ["Floating point", "Segmentation fault", "Permission denied", "multiple definition", "undefined symbol", "No space left"]) {
+      const windows = keyWindowsOf(anchor)
+      expect(windows.join("")).not.toContain(" ")
+      expect(anchor).toContain(windows[0] + windows[1].slice(2))
+    }
+  })
 })
