@@ -54,6 +54,8 @@ interface Pipes {
   exited: { code: number | null; signal: string | null } | undefined
   /** When reading stops although a pipe is still open (the exit plus the drain grace), once the exit is seen. */
   drainDeadline: number | undefined
+  /** Chunks that arrived so far: a batch waits for more while this still grows from one turn of the event loop to the next. */
+  arrived: number
 }
 
 const notify = (p: Pipes) => {
@@ -77,6 +79,7 @@ const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
       ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
     })
     const onData = (chunk: Buffer) => {
+      p.arrived++
       p.queue.push(chunk)
       p.queued += chunk.length
       if (p.queued >= maxQueued) {
@@ -103,13 +106,26 @@ const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
     c.once("spawn", () => resume(Effect.succeed(c)))
   })
 
-/** What has arrived, in batches of at most `maxBatch` bytes; empty once both pipes closed (or the drain grace passed). */
+/** Most turns of the event loop a batch waits for more output while the pipes keep delivering. */
+const GATHER_TURNS = 16
+
+/**
+ * What has arrived, in batches of at most `maxBatch` bytes; empty once both
+ * pipes closed (or the drain grace passed). While output floods in (a pipe
+ * delivers about 64 KiB a turn), a batch waits a few turns of the event loop
+ * to fill up, since every batch costs the consumer the same whatever its
+ * size; a turn without new output gives at once what there is.
+ */
 const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
   Effect.async<Array<Buffer>>((resume) => {
     let timer: ReturnType<typeof setTimeout> | undefined
+    let gathering: ReturnType<typeof setImmediate> | undefined
+    let turns = 0
+    let seen = -1
     const give = (): void => {
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
+      gathering = undefined
       const graceOver = p.drainDeadline !== undefined && Date.now() >= p.drainDeadline
       if (p.queue.length === 0 && p.open > 0 && !graceOver) {
         p.wake = give
@@ -117,6 +133,15 @@ const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: nu
           p.drainDeadline ??= Date.now() + limits.drainGraceMillis
           timer = setTimeout(give, Math.max(0, p.drainDeadline - Date.now()))
         }
+        return
+      }
+      const flowing = p.open > 0 && p.exited === undefined && p.arrived !== seen
+      if (flowing && p.queued < limits.maxBatch && p.queued < limits.maxQueued && turns < GATHER_TURNS) {
+        // still arriving: another turn, then whatever there is (`wake` stays unset, so data does not call back)
+        turns++
+        seen = p.arrived
+        p.wake = undefined
+        gathering = setImmediate(give)
         return
       }
       let size = 0
@@ -135,6 +160,7 @@ const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: nu
     give()
     return Effect.sync(() => {
       if (timer !== undefined) clearTimeout(timer)
+      if (gathering !== undefined) clearImmediate(gathering)
       p.wake = undefined
     })
   })
@@ -153,7 +179,7 @@ export const make = (options: Options = {}): Child.Service => ({
       if (spec.mergeStderr === true && spec.shell !== true && findExecutable(spec.command) === undefined) {
         return yield* new Child.SpawnFailed({ command: shown, reason: "not found (no such file, and not on PATH)" })
       }
-      const p: Pipes = { queue: [], queued: 0, open: 2, wake: undefined, exited: undefined, drainDeadline: undefined }
+      const p: Pipes = { queue: [], queued: 0, open: 2, wake: undefined, exited: undefined, drainDeadline: undefined, arrived: 0 }
       const child = yield* spawn(spec, shown, p, limits.maxQueued)
       const groupSignal = (name: string) =>
         Effect.sync(() => {

@@ -155,4 +155,19 @@ describe("Node", () => {
       const e = yield* Effect.flip(Child.run({ command: "no-such-command-here", mergeStderr: true }, () => Effect.void))
       expect(e.message).toContain("not found")
     }).pipe(Effect.provide(NodeChild.layer({ maxBatchBytes: 256 * 1024, maxQueuedBytes: 512 * 1024 }))))
+
+  it.live("gathers a flood into large batches, and hands a trickle on as it comes", () =>
+    Effect.gen(function*() {
+      // a pipe delivers about 64 KiB a turn: a flood handed on read by read would cost the consumer a batch each
+      const sizes: Array<number> = []
+      yield* Child.run({ command: "head", args: ["-c", "32000000", "/dev/zero"] }, (chunk) => Effect.sync(() => void sizes.push(chunk.length)))
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(32_000_000)
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(1024 * 1024)
+      expect(sizes.length).toBeLessThanOrEqual(32_000_000 / (256 * 1024))
+      // a line written before a pause is its own batch: nothing waits for the next one
+      const batches: Array<string> = []
+      yield* Child.run({ command: "sh", args: ["-c", "echo first; sleep 1; echo second"] }, (chunk) =>
+        Effect.sync(() => void batches.push(Buffer.from(chunk).toString())))
+      expect(batches).toEqual(["first\n", "second\n"])
+    }).pipe(Effect.provide(NodeChild.layer())))
 })
