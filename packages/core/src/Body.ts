@@ -74,8 +74,12 @@ export interface CreateOptions {
   readonly watch?: Watch | undefined
   /** True when the bytes written are masked already (by a masker the caller runs); they are then stored as they are. */
   readonly alreadyMasked?: boolean | undefined
-  /** Sees every masked byte in order, kept or not, with its offset: for previews and tails. */
-  readonly onMasked?: ((bytes: Uint8Array, offset: number) => void) | undefined
+  /**
+   * Sees every masked byte in order, kept or not, with its offset and the
+   * line breaks it holds (counted once, by the body's line index when the
+   * bytes are kept): for previews and tails.
+   */
+  readonly onMasked?: ((bytes: Uint8Array, offset: number, newlines: number) => void) | undefined
   /** Told each time a batch of bytes is in the store (or failed to get there): readers of a visible body can look again. */
   readonly onWritten?: (() => void) | undefined
   /** Asked once, just before anything is stored; a reason refuses the body. */

@@ -24,7 +24,8 @@ export interface LineIndex {
 
 /** Builds an index from a body's bytes as they are written, chunk by chunk. */
 export interface Builder {
-  readonly push: (chunk: Uint8Array) => void
+  /** Takes the next bytes; returns how many line breaks they hold. */
+  readonly push: (chunk: Uint8Array) => number
   /** Line breaks pushed so far. */
   readonly newlines: () => number
   /** Bytes of the first line (without its break): the offset of the first break, or all bytes so far. */
@@ -71,6 +72,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
       // breaks are counted a block at a time, a word at a time; only a block
       // that holds a checkpoint's break is looked at break by break
       let toNext = every - (newlines % every)
+      const before = newlines
       for (let start = 0; start < chunk.length; start += COUNT_BLOCK) {
         const block = chunk.subarray(start, Math.min(chunk.length, start + COUNT_BLOCK))
         const count = countNewlines(block)
@@ -80,6 +82,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
       }
       if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!
       bytes += chunk.length
+      return newlines - before
     },
     newlines: () => newlines,
     firstLineBytes: () => (firstBreak === -1 ? bytes : firstBreak),

@@ -6,15 +6,20 @@ import * as Tail from "../src/internal/process/tail.js"
 const enc = new TextEncoder()
 const count = (bytes: Uint8Array) => bytes.reduce((n, b) => n + (b === 10 ? 1 : 0), 0)
 
-/** A reservation that grants up to `limit` bytes in all, as the spool pool would. */
+/** A reservation that grants up to `limit` bytes in all, as the spool pool would, beside what the head takes. */
 const pool = (limit: number) => {
   let held = 0
+  let head = 0
   return {
+    /** The head's writer takes room for its bytes before the window sees them. */
+    takeHead: (n: number) => {
+      head += Math.max(0, Math.min(n, limit - held - head))
+    },
     reservation: {
       pool: "spool",
       held: () => held,
       grow: (n: number) => {
-        const got = Math.max(0, Math.min(n, limit - held))
+        const got = Math.max(0, Math.min(n, limit - held - head))
         held += got
         return got
       },
@@ -23,7 +28,7 @@ const pool = (limit: number) => {
       },
       release: undefined as never
     },
-    free: () => limit - held,
+    free: () => limit - held - head,
     held: () => held
   }
 }
@@ -35,7 +40,9 @@ const fill = (text: Uint8Array, headLimit: number, windowBytes: number, cuts: Re
   let at = 0
   for (const n of [...cuts, text.length]) {
     const to = Math.min(text.length, at + n)
-    w.push(text.subarray(at, to), at)
+    const part = text.subarray(at, to)
+    p.takeHead(Math.max(0, Math.min(to, headLimit) - at))
+    w.push(part, at, count(part))
     at = to
     if (at === text.length) break
   }

@@ -74,9 +74,20 @@ const behaviour = (name: string, fresh: typeof memory) =>
     ], ([before, after, maxBytes, cut, cuts]) =>
       Effect.gen(function*() {
         const whole = enc(`${before}${SECRET}${after}\n`)
-        const m = yield* keep(split(whole, cuts), { maxBytes, cut })
+        // onMasked sees every masked byte once, in order, each with its own count of line breaks, kept or not
+        const seen: Array<Uint8Array> = []
+        const m = yield* keep(split(whole, cuts), {
+          maxBytes,
+          cut,
+          onMasked: (bytes, at, newlines) => {
+            expect(at).toBe(seen.reduce((n, b) => n + b.length, 0))
+            expect(newlines).toBe(bytes.reduce((n, b) => n + (b === 10 ? 1 : 0), 0))
+            seen.push(Uint8Array.from(bytes))
+          }
+        })
         const body = yield* readWhole(m.id)
         const masked = masker.maskBytes(whole)
+        expect(Buffer.concat(seen)).toEqual(Buffer.from(masked))
         expect(Uint8Array.from(body)).toEqual(masked.subarray(0, body.length))
         expect(dec(body)).not.toContain(SECRET.slice(0, 12))
         expect(m.bytes).toBe(body.length)

@@ -6,7 +6,7 @@ import * as Salience from "../Salience.js"
 import type { KeptOutput, OutputCapture } from "../Spill.js"
 import type * as SpillPolicy from "../SpillPolicy.js"
 import * as Utf8 from "../Utf8.js"
-import { concat, countNewlines } from "./bytes.js"
+import { concat } from "./bytes.js"
 
 /** @internal */
 export interface CaptureOptions {
@@ -78,7 +78,7 @@ export const make = (
     let firstDone = false
 
     /** Sees every masked byte in order (fresh arrays, never reused): the preview's head and tail, the line count, the salient lines. */
-    const onMasked = (chunk: Uint8Array) => {
+    const onMasked = (chunk: Uint8Array, _at: number, breaks: number) => {
       if (chunk.length === 0) return
       tracker?.accept(chunk, total, newlines + 1)
       if (!firstDone) {
@@ -95,7 +95,7 @@ export const make = (
         }
         while (firstEnd.length > 1 && firstEndBytes - firstEnd[0]!.length >= keep) firstEndBytes -= firstEnd.shift()!.length
       }
-      newlines += countNewlines(chunk)
+      newlines += breaks
       total += chunk.length
       if (headBytes < keep) {
         const part = chunk.subarray(0, keep - headBytes)

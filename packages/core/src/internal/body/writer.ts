@@ -6,7 +6,7 @@ import type { Checkpoint, Manifest, Origin } from "../../Manifests.js"
 import type * as Retention from "../../Retention.js"
 import type * as Secrets from "../../Secrets.js"
 import * as Utf8 from "../../Utf8.js"
-import { concat } from "../bytes.js"
+import { concat, countNewlines } from "../bytes.js"
 import * as CodePoints from "./codePoints.js"
 
 /** How a body's limit cuts: after whole lines, after whole code points, or at the byte. @internal */
@@ -35,7 +35,7 @@ export interface Spec {
   readonly lineEvery: number
   readonly watch: Secrets.Watch | undefined
   readonly masked: boolean
-  readonly onMasked: ((bytes: Uint8Array, offset: number) => void) | undefined
+  readonly onMasked: ((bytes: Uint8Array, offset: number, newlines: number) => void) | undefined
   readonly onWritten: (() => void) | undefined
   readonly admit: ((name: string) => Effect.Effect<void, string>) | undefined
 }
@@ -301,19 +301,20 @@ const withinQuota = (w: State, out: Uint8Array, part: Uint8Array): Uint8Array =>
   return part.subarray(0, room + got)
 }
 
-/** Takes masked output: shows it to `onMasked`, keeps what the limit and the quota let in, and queues it for the store. */
+/** Takes masked output: keeps what the limit and the quota let in, shows it all to `onMasked`, and queues the kept part for the store. */
 const accept = (w: State, out: Uint8Array): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (out.length === 0) return Effect.void
     const at = w.maskedBytes
     w.maskedBytes += out.length
-    w.spec.onMasked?.(out, at)
-    if (w.failure !== undefined || w.captureError !== undefined) return Effect.void
-    const limited = withinLimit(w, out)
+    const storing = w.failure === undefined && w.captureError === undefined
+    const limited = storing ? withinLimit(w, out) : out.subarray(0, 0)
     const part = limited.length === 0 ? limited : withinQuota(w, out, limited)
+    // the line index counts the kept part's breaks; what it does not see is counted for `onMasked` alone
+    const keptNewlines = part.length === 0 ? 0 : w.lines.push(part)
+    if (w.spec.onMasked !== undefined) w.spec.onMasked(out, at, part.length === out.length ? keptNewlines : countNewlines(out))
     if (part.length === 0) return Effect.void
     w.keptBytes += part.length
-    w.lines.push(part)
     w.codePoints.push(part)
     const br = part.lastIndexOf(10)
     if (br !== -1) w.lastBreak = w.keptBytes - part.length + br + 1

@@ -18,8 +18,8 @@ import { accounting, type Context, type Job, kept, readOutput, type WindowRead }
 export interface HeadFailures {
   /** A watched literal begins at this output offset. */
   readonly mark: (position: number) => void
-  /** Masked output, in order, with the offset of its first byte. */
-  readonly push: (bytes: Uint8Array, at: number) => void
+  /** Masked output in order, with its offset and the line breaks it holds. */
+  readonly push: (bytes: Uint8Array, at: number, newlines: number) => void
   /** The output ended: the head's last line is judged too. */
   readonly end: () => void
   /** What the head holds so far (its incomplete last line not judged while the head can still grow). */
@@ -40,11 +40,11 @@ export const head = (compiled: Salience.Compiled, headLimit: number): HeadFailur
     mark: (position) => {
       if (tracker !== undefined && position < headLimit) tracker.mark(position)
     },
-    push: (bytes, at) => {
+    push: (bytes, at, breaks) => {
       if (tracker === undefined || at >= headLimit || bytes.length === 0) return
       const part = at + bytes.length > headLimit ? bytes.subarray(0, headLimit - at) : bytes
       tracker.accept(part, at, newlines + 1)
-      newlines += countNewlines(part)
+      newlines += part === bytes ? breaks : countNewlines(part)
       // the head is full: its last line, cut or not, is as it will stay
       if (at + bytes.length >= headLimit) end()
     },

@@ -130,9 +130,9 @@ export const start = (
       onWritten: () => notify(job),
       // where the failure rules' literals begin, found in the pass that masks
       ...(ctx.salience !== undefined ? { watch: { literals: ctx.salience.literals, onMark: (p: number) => job.failures?.mark(p) } } : {}),
-      onMasked: (bytes, at) => {
-        job.failures?.push(bytes, at)
-        job.window?.push(bytes, at)
+      onMasked: (bytes, at, newlines) => {
+        job.failures?.push(bytes, at, newlines)
+        job.window?.push(bytes, at, newlines)
         if (job.memory === undefined) return
         if (at + bytes.length <= ctx.limits.smallStreamBytes) job.memory.push(bytes)
         else job.memory = undefined

@@ -11,8 +11,8 @@ import { concat, countNewlines } from "../bytes.js"
  * @internal
  */
 export interface TailWindow {
-  /** Masked output, in order, with the offset of its first byte. */
-  readonly push: (bytes: Uint8Array, at: number) => void
+  /** Masked output, in order, with the offset of its first byte and the line breaks it holds. */
+  readonly push: (bytes: Uint8Array, at: number, newlines: number) => void
   /** The window from its first whole line, where it starts in the output (byte and 1-based line); undefined while it is empty. */
   readonly view: () => Window | undefined
   /** Lines of the output so far (a last line without a break counts). */
@@ -42,7 +42,7 @@ export const make = (
   headLimit: number,
   windowBytes: number,
   reservation: Retention.Reservation | undefined,
-  /** Bytes the pool has free: the window leaves the head's bytes of each write their room. */
+  /** Bytes the pool has free, the head's room for the bytes pushed already taken. */
   free: () => number
 ): TailWindow => {
   const parts: Array<Uint8Array> = []
@@ -54,22 +54,22 @@ export const make = (
   let beforeLimit = -1 // the byte just before the head's limit
   let beforeStart = -1 // the last byte the window let go of
   let room = 0 // bytes of quota the window may use
-  const grow = (headPart: number) => {
+  const grow = () => {
     if (reservation === undefined || room >= windowBytes) return
-    room += reservation.grow(Math.min(windowBytes - room, Math.max(0, free() - headPart)))
+    room += reservation.grow(Math.min(windowBytes - room, Math.max(0, free())))
   }
   return {
-    push: (bytes, at) => {
+    push: (bytes, at, breaks) => {
       if (bytes.length === 0) return
       const past = Math.max(0, headLimit - at)
       if (headNewlines === -1 && at + bytes.length > headLimit) headNewlines = newlines + newlinesIn(bytes, 0, past)
       if (past > 0 && past <= bytes.length) beforeLimit = bytes[past - 1]!
-      newlines += newlinesIn(bytes)
+      newlines += breaks
       lastByte = bytes[bytes.length - 1]!
       end = at + bytes.length
       if (past >= bytes.length || windowBytes === 0) return
-      // the head is written after this call: its part of these bytes keeps its room in the pool
-      grow(past)
+      // the body's writer took the room for the head's part of these bytes before showing them: what is free is the window's to take
+      grow()
       // masked output is never written to again (the head's writer queues it as it is): kept without a copy
       const own = bytes.subarray(past)
       parts.push(own)
