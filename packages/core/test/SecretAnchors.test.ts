@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { keyWindowsOf, makeAnchorScan } from "../src/internal/secrets/anchors.js"
+import { keyWindowsOf, makeAnchorScan, multiplierOf } from "../src/internal/secrets/anchors.js"
 import { FastCheck as fc } from "effect"
 
 // The anchor scan finds every occurrence of every anchor exactly once, at
@@ -60,5 +60,38 @@ describe("anchor scan", () => {
       expect(windows.join("")).not.toContain(" ")
       expect(anchor).toContain(windows[0] + windows[1].slice(2))
     }
+  })
+
+  it("hashes by another multiplier when the output keeps waking checks with a window that only shares an anchor's hash", () => {
+    const anchors = [{ text: "zqxv", ignoreCase: false }, { text: "jqk", ignoreCase: false }]
+    const scan = makeAnchorScan(anchors)
+    const first = multiplierOf(scan)
+    const hash = (a: string) => Math.imul(a.charCodeAt(0) | (a.charCodeAt(1) << 8) | (a.charCodeAt(2) << 16), first) >>> 16
+    // a window of ordinary letters with the same hash as an anchor's key under the first multiplier
+    const keys = new Set([...keyWindowsOf("zqxv"), "jqk"].map(hash))
+    const letters = "abcdefghijklmnopqrstuvwxyz"
+    let twin = ""
+    for (const a of letters) for (const b of letters) for (const c of letters) if (twin === "" && keys.has(hash(a + b + c))) twin = a + b + c
+    expect(twin).not.toBe("")
+    // lines of it at every alignment, with the anchors planted now and then, in 1 MiB chunks as a stream masks them
+    const line = `${twin} ${twin}a ${twin}bb ${twin}ccc\n`
+    const text = Array.from({ length: 6 * 1024 * 1024 / line.length }, (_, i) => (i % 5000 === 0 ? `zqxv jqk ${line}` : line)).join("")
+    const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0))
+    const found: Array<string> = []
+    for (let at = 0; at < bytes.length; at += 1024 * 1024) {
+      const chunk = bytes.subarray(at, at + 1024 * 1024)
+      scan(chunk, (anchor, position) => found.push(`${anchor}@${at + position}`))
+    }
+    expect(multiplierOf(scan)).not.toBe(first)
+    // what it finds does not change with the multiplier: every occurrence, once
+    const expected: Array<string> = []
+    for (let at = 0; at < bytes.length; at += 1024 * 1024) {
+      const chunk = text.slice(at, at + 1024 * 1024)
+      for (const [index, a] of anchors.entries()) {
+        for (let i = chunk.indexOf(a.text); i !== -1; i = chunk.indexOf(a.text, i + 1)) expected.push(`${index}@${at + i}`)
+      }
+    }
+    expect(found.sort()).toEqual(expected.sort())
+    expect(found.length).toBeGreaterThan(0)
   })
 })

@@ -84,12 +84,18 @@ const commonWindows = (
   "pro roc oce ces sse han and ndl dle mes ess ssa sag tex ext cal all pla lat rm ar ap ip ep at= us= id="
 ).split(" ").filter((w) => w.length === 3)
 
-/** A 16-bit hash of a three-byte window given as a 24-bit number. */
-const hashWindow = (window: number): number => Math.imul(window, 0x9e3779b1) >>> 16
+/** A 16-bit hash of a three-byte window given as a 24-bit number, by one of `MULTIPLIERS`. */
+const hashWindow = (window: number, multiplier: number): number => Math.imul(window, multiplier) >>> 16
+
+/** Odd constants a table may hash its windows by: the one whose hashes of the anchors' windows collide least with common windows. */
+const MULTIPLIERS = [
+  0x9e3779b1, 0x85ebca6b, 0xc2b2ae35, 0x27d4eb2f, 0x165667b1, 0xd3a2646d, 0xfd7046c5, 0xb55a4f09,
+  0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39, 0x68e31da5, 0x1b873593, 0xcc9e2d51, 0xe6546b65
+]
 
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
-/** A table from 16-bit keys to lists of (anchor, offset). */
+/** A table from 16-bit keys to lists of (anchor, offset), or of (window, anchor, offset) for hashed windows. */
 interface Keyed {
   readonly flags: Uint8Array
   readonly table: Uint16Array | Uint32Array
@@ -113,15 +119,15 @@ const keyed = (entries: Map<number, Array<number>>): Keyed => {
  * starts and the one starting two bytes in) or two pairs are set; returns how
  * many. A function of its own, so the engine optimizes this loop alone.
  */
-const collect = (words: Uint32Array, windowFlags: Uint8Array, pairFlags: Uint8Array, into: Int32Array): number => {
+const collect = (words: Uint32Array, windowFlags: Uint8Array, multiplier: number, pairFlags: Uint8Array, into: Int32Array): number => {
   const count = words.length
   let found = 0
   for (let k = 0; k + 1 < count; k++) {
     const word = words[k]
     const next = words[k + 1]
     const set =
-      windowFlags[Math.imul(word & 0xffffff, 0x9e3779b1) >>> 16] |
-      windowFlags[Math.imul((word >>> 16) | ((next & 0xff) << 16), 0x9e3779b1) >>> 16] |
+      windowFlags[Math.imul(word & 0xffffff, multiplier) >>> 16] |
+      windowFlags[Math.imul((word >>> 16) | ((next & 0xff) << 16), multiplier) >>> 16] |
       pairFlags[word & 0xffff] |
       pairFlags[word >>> 16]
     if (set !== 0) into[found++] = k
@@ -141,13 +147,49 @@ const windowValue = (a: number, b: number, c: number): number => a | (b << 8) | 
 
 // The common windows in lower, upper and title case, and their hashes.
 const commonValues = new Set<number>()
-const commonHashes = new Set<number>()
 for (const word of commonWindows) {
   for (const text of [word, word.toUpperCase(), word[0].toUpperCase() + word.slice(1)]) {
-    const value = windowValue(text.charCodeAt(0), text.charCodeAt(1), text.charCodeAt(2))
-    commonValues.add(value)
-    commonHashes.add(hashWindow(value))
+    commonValues.add(windowValue(text.charCodeAt(0), text.charCodeAt(1), text.charCodeAt(2)))
   }
+}
+
+/**
+ * Windows frequent in output, with a weight for how frequent: runs of
+ * blanks (indentation), digits (counters, times, sizes) and the common words
+ * above. A table's hash is chosen so that no anchor's window shares a hash
+ * with the heaviest of them: one that did (`SKB` with three spaces) woke a
+ * check at every indented line.
+ */
+const frequentWindows = (): Map<number, number> => {
+  const weights = new Map<number, number>()
+  const blanks = [32, 9, 10]
+  for (const a of blanks) for (const b of blanks) for (const c of blanks) weights.set(windowValue(a, b, c), a === 32 && b === 32 && c === 32 ? 1000 : 50)
+  for (let n = 0; n < 1000; n++) {
+    const d = String(n).padStart(3, "0")
+    weights.set(windowValue(d.charCodeAt(0), d.charCodeAt(1), d.charCodeAt(2)), 20)
+  }
+  for (const value of commonValues) weights.set(value, 20)
+  return weights
+}
+let frequent: Map<number, number> | undefined
+
+/** The multiplier whose hashes of `values` (the anchors' windows) collide least with frequent windows that are not anchor windows themselves. */
+const chooseMultiplier = (values: ReadonlySet<number>): number => {
+  frequent ??= frequentWindows()
+  let best = MULTIPLIERS[0]
+  let bestCost = Infinity
+  for (const multiplier of MULTIPLIERS) {
+    const hashes = new Set<number>()
+    for (const value of values) hashes.add(hashWindow(value, multiplier))
+    let cost = 0
+    for (const [value, weight] of frequent) if (!values.has(value) && hashes.has(hashWindow(value, multiplier))) cost += weight
+    if (cost < bestCost) {
+      bestCost = cost
+      best = multiplier
+    }
+    if (cost === 0) break
+  }
+  return best
 }
 
 /** How often the window at `offset` is likely to occur in output (higher is worse for a key). */
@@ -157,7 +199,7 @@ const windowScore = (bytes: Uint8Array, offset: number): number => {
   // a window with a space joins the end of one word to the start of the next (`ng p` in `compiling
   // packages`): in prose and logs far more frequent than its letters suggest
   const spaced = bytes[offset] === 32 || bytes[offset + 1] === 32 || bytes[offset + 2] === 32 ? 20 : 1
-  return base * spaced * (commonValues.has(value) ? 1000 : commonHashes.has(hashWindow(value)) ? 300 : 1)
+  return base * spaced * (commonValues.has(value) ? 1000 : 1)
 }
 
 /** The offset of the rarest pair of adjacent windows in an anchor of four bytes or more. */
@@ -182,7 +224,8 @@ export const keyWindowsOf = (text: string): [string, string] => {
 
 /** The keys of all anchors, by kind, while they are being built. */
 interface Keys {
-  readonly byWindow: Map<number, Array<number>>
+  /** (window, anchor, offset) triples, hashed once the multiplier is chosen. */
+  readonly windows: Array<number>
   readonly byPair: Map<number, Array<number>>
   readonly byShort: Map<number, Array<number>>
   /** The first bytes of two-byte anchors. */
@@ -196,13 +239,30 @@ const keyPair = (into: Map<number, Array<number>>, spec: AnchorSpec, bytes: Uint
   }
 }
 
-/** Keys an anchor by the hash of the window at `offset` (every case of it, when it ignores case). */
+/**
+ * Keys an anchor by the window at `offset` (every case of it, when it
+ * ignores case), hashed once the table's multiplier is chosen. The entry
+ * holds the window itself too, so a window that only shares the hash (or a
+ * group's other windows) costs one compare, not a look at each anchor.
+ */
 const keyWindow = (keys: Keys, spec: AnchorSpec, bytes: Uint8Array, anchor: number, offset: number): void => {
   for (const a of variantsOf(spec, bytes[offset])) {
     for (const b of variantsOf(spec, bytes[offset + 1])) {
-      for (const c of variantsOf(spec, bytes[offset + 2])) add(keys.byWindow, hashWindow(windowValue(a, b, c)), anchor, offset)
+      for (const c of variantsOf(spec, bytes[offset + 2])) keys.windows.push(windowValue(a, b, c), anchor, offset)
     }
   }
+}
+
+/** The windows' entries grouped by their hash under `multiplier`. */
+const byHash = (entries: ReadonlyArray<number>, multiplier: number): Map<number, Array<number>> => {
+  const groups = new Map<number, Array<number>>()
+  for (let k = 0; k < entries.length; k += 3) {
+    const key = hashWindow(entries[k], multiplier)
+    const list = groups.get(key) ?? []
+    list.push(entries[k], entries[k + 1], entries[k + 2])
+    groups.set(key, list)
+  }
+  return groups
 }
 
 /** Keys an anchor (of `bytes`, already lowercased when it ignores case) as its length allows: see the comment at the top. */
@@ -241,7 +301,17 @@ interface Tables {
   /** Each anchor's bytes, lowercased when it ignores case. */
   readonly patterns: ReadonlyArray<Uint8Array>
   readonly folded: ReadonlyArray<boolean>
-  readonly windows: Keyed
+  windows: Keyed
+  /** What the windows are hashed by: chosen against frequent windows, then again against the output itself (see `rethink`). */
+  multiplier: number
+  /** (window, anchor, offset) triples, to hash again by another multiplier. */
+  readonly entries: ReadonlyArray<number>
+  /** The anchors' windows, and their flags by each multiplier tried. */
+  readonly values: ReadonlySet<number>
+  readonly flagsBy: Map<number, Uint8Array>
+  /** Words scanned, and words with a window or pair set, since the multiplier was last looked at. */
+  scanned: number
+  flagged: number
   readonly pairs: Keyed
   readonly shorts: Keyed
   readonly firstFlags: Uint8Array
@@ -255,7 +325,7 @@ interface Tables {
 const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
   const patterns: Array<Uint8Array> = []
   const folded: Array<boolean> = []
-  const keys: Keys = { byWindow: new Map(), byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256) }
+  const keys: Keys = { windows: [], byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256) }
   specs.forEach((spec, anchor) => {
     const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
     const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
@@ -263,13 +333,23 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
     folded.push(spec.ignoreCase)
     keyAnchor(keys, spec, bytes, anchor)
   })
-  const windows = keyed(keys.byWindow)
+  const values = new Set<number>()
+  for (let k = 0; k < keys.windows.length; k += 3) values.add(keys.windows[k])
+  const multiplier = chooseMultiplier(values)
+  const windows = keyed(byHash(keys.windows, multiplier))
+  const flagsBy = new Map([[multiplier, windows.flags]])
   const pairs = keyed(keys.byPair)
   const shorts = keyed(keys.byShort)
   return {
     patterns,
     folded,
     windows,
+    multiplier,
+    entries: keys.windows,
+    values,
+    flagsBy,
+    scanned: 0,
+    flagged: 0,
     pairs,
     shorts,
     firstFlags: keys.firstFlags,
@@ -283,7 +363,7 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
 /** Builds a scan for the anchors in `specs`; an anchor's index in `specs` is the one `visit` gets. */
 export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
   const tables = makeTables(specs)
-  return (bytes, visit) => {
+  const run: AnchorScan = (bytes, visit) => {
     if (bytes.length < 2 || tables.empty) return
     scan(tables, {
       bytes,
@@ -294,9 +374,11 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
       pairs: tables.pairs,
       shorts: tables.shorts,
       windows: tables.windows,
+      multiplier: tables.multiplier,
       firstFlags: tables.firstFlags
     })
   }
+  return Object.assign(run, { tables })
 }
 
 /** One scan: the bytes, where it reports what it finds, and the tables it reads at every candidate, each one load away. */
@@ -309,6 +391,7 @@ interface Pass {
   readonly pairs: Keyed
   readonly shorts: Keyed
   readonly windows: Keyed
+  readonly multiplier: number
   readonly firstFlags: Uint8Array
 }
 
@@ -330,6 +413,19 @@ const matches = (pass: Pass, anchor: number, position: number): boolean => {
   return true
 }
 
+/** Visits each anchor keyed by window hash `key` whose window is `value`, found at `i`, where it occurs. */
+const checkWindow = (pass: Pass, key: number, value: number, i: number): void => {
+  const group = pass.windows.table[key]
+  if (group === 0) return
+  const list = pass.windows.groups[group - 1]
+  for (let k = 0; k < list.length; k += 3) {
+    if (list[k] !== value) continue
+    const anchor = list[k + 1]
+    const position = i - list[k + 2]
+    if (matches(pass, anchor, position)) pass.visit(anchor, position)
+  }
+}
+
 /** Visits each anchor keyed by `key` that occurs where the key, found at `i`, puts it. */
 const check = (pass: Pass, keys: Keyed, key: number, i: number): void => {
   const group = keys.table[key]
@@ -349,8 +445,9 @@ const at = (pass: Pass, i: number): void => {
   if (pass.pairs.flags[pair] !== 0) check(pass, pass.pairs, pair, i)
   if (pass.shorts.flags[pair] !== 0) check(pass, pass.shorts, pair, i)
   if (i + 2 < pass.n) {
-    const window = hashWindow(pair | (bytes[i + 2] << 16))
-    if (pass.windows.flags[window] !== 0) check(pass, pass.windows, window, i)
+    const value = pair | (bytes[i + 2] << 16)
+    const window = hashWindow(value, pass.multiplier)
+    if (pass.windows.flags[window] !== 0) checkWindow(pass, window, value, i)
   }
 }
 
@@ -391,7 +488,7 @@ const scan = (tables: Tables, pass: Pass): void => {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
   if (tables.hits.length < count) tables.hits = new Int32Array(count)
   const hits = tables.hits
-  const found = collect(words, tables.windows.flags, tables.pairFlags, hits)
+  const found = collect(words, tables.windows.flags, tables.multiplier, tables.pairFlags, hits)
   for (let h = 0; h < found; h++) {
     const base = start + 4 * hits[h]
     at(pass, base)
@@ -402,4 +499,61 @@ const scan = (tables: Tables, pass: Pass): void => {
     }
   }
   scanEach(pass, hasShort, parity, start + 4 * Math.max(0, count - 1), n)
+  tables.scanned += count
+  tables.flagged += found
+  if (tables.scanned >= RETHINK_WORDS) rethink(tables, words)
 }
+
+/** Words scanned between looks at the multiplier (4 MiB). */
+const RETHINK_WORDS = 1 << 20
+/** Words of output each multiplier is tried on. */
+const SAMPLE_WORDS = 1 << 14
+
+/** Words of `words` (up to `limit`) where a window, hashed by `multiplier`, is set in `flags`. */
+const windowHits = (words: Uint32Array, flags: Uint8Array, multiplier: number, limit: number): number => {
+  let n = 0
+  for (let k = 0; k + 1 < limit; k++) {
+    const word = words[k]
+    const next = words[k + 1]
+    n += flags[Math.imul(word & 0xffffff, multiplier) >>> 16] | flags[Math.imul((word >>> 16) | ((next & 0xff) << 16), multiplier) >>> 16]
+  }
+  return n
+}
+
+/**
+ * Every 4 MiB, when more than one word in 512 woke a check, tries every
+ * multiplier on the latest output and takes one that wakes a fifth fewer or
+ * better: no fixed list of frequent windows knows every output (a log whose
+ * every line ends in `ms)` shared a hash with an anchor's window). What a
+ * scan finds never depends on the multiplier, only what it costs.
+ */
+const rethink = (tables: Tables, words: Uint32Array): void => {
+  const busy = tables.flagged * 512 > tables.scanned
+  tables.scanned = 0
+  tables.flagged = 0
+  if (!busy) return
+  const limit = Math.min(words.length, SAMPLE_WORDS)
+  let best = tables.multiplier
+  let bestHits = windowHits(words, tables.windows.flags, best, limit)
+  const now = bestHits
+  for (const multiplier of MULTIPLIERS) {
+    if (multiplier === tables.multiplier) continue
+    let flags = tables.flagsBy.get(multiplier)
+    if (flags === undefined) {
+      flags = new Uint8Array(65536)
+      for (const value of tables.values) flags[hashWindow(value, multiplier)] = 1
+      tables.flagsBy.set(multiplier, flags)
+    }
+    const hits = windowHits(words, flags, multiplier, limit)
+    if (hits < bestHits) {
+      bestHits = hits
+      best = multiplier
+    }
+  }
+  if (best === tables.multiplier || bestHits * 5 > now * 4) return
+  tables.multiplier = best
+  tables.windows = keyed(byHash(tables.entries, best))
+}
+
+/** The multiplier a scan hashes windows by now (for tests). */
+export const multiplierOf = (scan: AnchorScan): number => (scan as AnchorScan & { readonly tables: Tables }).tables.multiplier
