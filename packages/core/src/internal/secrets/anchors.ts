@@ -309,9 +309,10 @@ interface Tables {
   /** The anchors' windows, and their flags by each multiplier tried. */
   readonly values: ReadonlySet<number>
   readonly flagsBy: Map<number, Uint8Array>
-  /** Words scanned, and words with a window or pair set, since the multiplier was last looked at. */
+  /** Words scanned, and words with a window or pair set, since the multiplier was last looked at; words between looks. */
   scanned: number
   flagged: number
+  interval: number
   readonly pairs: Keyed
   readonly shorts: Keyed
   readonly firstFlags: Uint8Array
@@ -350,6 +351,7 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
     flagsBy,
     scanned: 0,
     flagged: 0,
+    interval: RETHINK_WORDS,
     pairs,
     shorts,
     firstFlags: keys.firstFlags,
@@ -501,13 +503,14 @@ const scan = (tables: Tables, pass: Pass): void => {
   scanEach(pass, hasShort, parity, start + 4 * Math.max(0, count - 1), n)
   tables.scanned += count
   tables.flagged += found
-  if (tables.scanned >= RETHINK_WORDS) rethink(tables, words)
+  if (tables.scanned >= tables.interval) rethink(tables, words)
 }
 
-/** Words scanned between looks at the multiplier (4 MiB). */
+/** Words scanned between looks at the multiplier (4 MiB), and at most after looks that changed nothing (64 MiB). */
 const RETHINK_WORDS = 1 << 20
+const MAX_RETHINK_WORDS = 1 << 24
 /** Words of output each multiplier is tried on. */
-const SAMPLE_WORDS = 1 << 14
+const SAMPLE_WORDS = 1 << 13
 
 /** Words of `words` (up to `limit`) where a window, hashed by `multiplier`, is set in `flags`. */
 const windowHits = (words: Uint32Array, flags: Uint8Array, multiplier: number, limit: number): number => {
@@ -521,17 +524,19 @@ const windowHits = (words: Uint32Array, flags: Uint8Array, multiplier: number, l
 }
 
 /**
- * Every 4 MiB, when more than one word in 512 woke a check, tries every
+ * Every 4 MiB, when more than one word in 128 woke a check, tries every
  * multiplier on the latest output and takes one that wakes a fifth fewer or
  * better: no fixed list of frequent windows knows every output (a log whose
- * every line ends in `ms)` shared a hash with an anchor's window). What a
+ * every line ends in `ms)` shared a hash with an anchor's window). A look
+ * that changes nothing doubles the wait for the next, up to 64 MiB. What a
  * scan finds never depends on the multiplier, only what it costs.
  */
 const rethink = (tables: Tables, words: Uint32Array): void => {
-  const busy = tables.flagged * 512 > tables.scanned
+  const busy = tables.flagged * 128 > tables.scanned
   tables.scanned = 0
   tables.flagged = 0
   if (!busy) return
+  tables.interval = Math.min(MAX_RETHINK_WORDS, tables.interval * 2)
   const limit = Math.min(words.length, SAMPLE_WORDS)
   let best = tables.multiplier
   let bestHits = windowHits(words, tables.windows.flags, best, limit)
@@ -553,6 +558,7 @@ const rethink = (tables: Tables, words: Uint32Array): void => {
   if (best === tables.multiplier || bestHits * 5 > now * 4) return
   tables.multiplier = best
   tables.windows = keyed(byHash(tables.entries, best))
+  tables.interval = RETHINK_WORDS
 }
 
 /** The multiplier a scan hashes windows by now (for tests). */
