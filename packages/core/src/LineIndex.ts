@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { countNewlines } from "./internal/bytes.js"
+import * as Kernel from "./internal/kernel/kernel.js"
 
 /** Default spacing of checkpoints, in lines. */
 export const DEFAULT_EVERY = 1024
@@ -33,12 +33,9 @@ export interface Builder {
   readonly result: () => LineIndex
 }
 
-/** Bytes whose breaks are counted at once; a block with a checkpoint in it is then searched break by break. */
-const COUNT_BLOCK = 4096
-
 /**
- * A builder for bytes pushed in order. Its checkpoints are found without a
- * call per line: most blocks of a chunk only add to the count.
+ * A builder for bytes pushed in order. The byte kernel counts each chunk's
+ * breaks and finds the checkpoints in the same pass.
  */
 export const builder = (every: number = DEFAULT_EVERY): Builder => {
   let bytes = 0
@@ -46,43 +43,20 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
   let lastByte = -1
   let firstBreak = -1
   const checkpoints: Array<number> = [0]
-  /**
-   * Adds the checkpoints of a block with `count` breaks, the `toNext`-th of
-   * which makes the next one; returns how many breaks after the block the
-   * one after it is.
-   */
-  const checkpointsIn = (block: Uint8Array, count: number, toNext: number, offset: number): number => {
-    let want = toNext
-    let at = -1
-    let seen = 0
-    while (want <= count) {
-      // a method call, so that an array with a faster indexOf of its own (Node's Buffer: memchr) uses it
-      for (; seen < want; seen++) at = block.indexOf(10, at + 1)
-      checkpoints.push(offset + at + 1)
-      want += every
-    }
-    return want - count
-  }
   return {
     push: (chunk) => {
       if (firstBreak === -1) {
         const at = chunk.indexOf(10)
         if (at !== -1) firstBreak = bytes + at
       }
-      // breaks are counted a block at a time, a word at a time; only a block
-      // that holds a checkpoint's break is looked at break by break
-      let toNext = every - (newlines % every)
-      const before = newlines
-      for (let start = 0; start < chunk.length; start += COUNT_BLOCK) {
-        const block = chunk.subarray(start, Math.min(chunk.length, start + COUNT_BLOCK))
-        const count = countNewlines(block)
-        if (count >= toNext) toNext = checkpointsIn(block, count, toNext, bytes + start)
-        else toNext -= count
-        newlines += count
-      }
+      // the break that starts the next checkpoint's line, counted from this chunk's first
+      const toNext = every - (newlines % every)
+      const offset = bytes
+      const count = Kernel.lineStarts(chunk, toNext, every, (start) => checkpoints.push(offset + start))
+      newlines += count
       if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!
       bytes += chunk.length
-      return newlines - before
+      return count
     },
     newlines: () => newlines,
     firstLineBytes: () => (firstBreak === -1 ? bytes : firstBreak),

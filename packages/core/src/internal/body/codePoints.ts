@@ -1,5 +1,5 @@
 import type { Checkpoint } from "../../Manifests.js"
-import { isAscii } from "../bytes.js"
+import { isAscii } from "../kernel/kernel.js"
 
 /**
  * Counts the code points of a byte stream as a lossy UTF-8 decoder sees them

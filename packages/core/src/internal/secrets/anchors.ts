@@ -10,6 +10,7 @@
 // positions, and by every pair that ends with its first byte at the odd ones
 // (cheap for the UTF-8 lead bytes of non-ASCII literals, rare in output).
 
+import * as Kernel from "../kernel/kernel.js"
 import { englishPairs } from "./lookalike.js"
 
 /** A literal to find; `ignoreCase` compares ASCII letters without case. */
@@ -321,6 +322,8 @@ interface Tables {
   readonly empty: boolean
   /** Word indexes where a window or pair is set, kept between scans. */
   hits: Int32Array
+  /** The byte kernel's first pass over these tables: made at the first scan long enough to want it; null where there is no kernel. */
+  collector: Kernel.Collector | null | undefined
 }
 
 const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
@@ -358,7 +361,8 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
     pairFlags: pairFlagsOf(keys),
     hasShort: keys.byShort.size > 0,
     empty: windows.groups.length === 0 && pairs.groups.length === 0 && shorts.groups.length === 0,
-    hits: new Int32Array(0)
+    hits: new Int32Array(0),
+    collector: undefined
   }
 }
 
@@ -487,12 +491,8 @@ const scan = (tables: Tables, pass: Pass): void => {
   }
   scanEach(pass, hasShort, parity, 0, start)
   const count = (n - start) >>> 2
-  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
-  if (tables.hits.length < count) tables.hits = new Int32Array(count)
-  const hits = tables.hits
-  const found = collect(words, tables.windows.flags, tables.multiplier, tables.pairFlags, hits)
-  for (let h = 0; h < found; h++) {
-    const base = start + 4 * hits[h]
+  const atWord = (k: number): void => {
+    const base = start + 4 * k
     at(pass, base)
     at(pass, base + 2)
     if (hasShort) {
@@ -500,11 +500,29 @@ const scan = (tables: Tables, pass: Pass): void => {
       atOther(pass, base + 3)
     }
   }
+  // words [0, count - 1): the last one's second window ends past it, so it is looked at one position at a time
+  let found = 0
+  if (tables.collector === undefined && count >= KERNEL_WORDS) tables.collector = Kernel.collector(tables.pairFlags) ?? null
+  if (tables.collector && count >= KERNEL_WORDS) {
+    tables.collector.collect(bytes, start, count - 1, tables.windows.flags, tables.multiplier, (k) => {
+      found++
+      atWord(k)
+    })
+  } else {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset + start, count)
+    if (tables.hits.length < count) tables.hits = new Int32Array(count)
+    const hits = tables.hits
+    found = collect(words, tables.windows.flags, tables.multiplier, tables.pairFlags, hits)
+    for (let h = 0; h < found; h++) atWord(hits[h])
+  }
   scanEach(pass, hasShort, parity, start + 4 * Math.max(0, count - 1), n)
   tables.scanned += count
   tables.flagged += found
-  if (tables.scanned >= tables.interval) rethink(tables, words)
+  if (tables.scanned >= tables.interval) rethink(tables, new Uint32Array(bytes.buffer, bytes.byteOffset + start, count))
 }
+
+/** Scans of at least this many words take the byte kernel's first pass, where there is one; shorter ones are cheaper in JavaScript. */
+const KERNEL_WORDS = 256
 
 /** Words scanned between looks at the multiplier (4 MiB), and at most after looks that changed nothing (64 MiB). */
 const RETHINK_WORDS = 1 << 20

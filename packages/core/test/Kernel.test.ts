@@ -1,0 +1,129 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import { execFileSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { countNewlines, isAscii as isAsciiJs } from "../src/internal/bytes.js"
+import * as Kernel from "../src/internal/kernel/kernel.js"
+import { makeAnchorScan } from "../src/internal/secrets/anchors.js"
+import * as LineIndex from "../src/LineIndex.js"
+
+// The byte kernel gives exactly what the JavaScript loops give, for inputs
+// past the size where it takes over (1 KiB), across its 1 MiB segments, at
+// any offset in memory; and the build that carries it is the one its
+// source assembles to.
+
+const root = fileURLToPath(new URL("../../..", import.meta.url))
+
+/** Bytes drawn from a few values, breaks and high bytes among them, at `shift` bytes into their buffer. */
+const bytesOf = (raw: Uint8Array, shift: number, values: ReadonlyArray<number>) => {
+  const backing = new Uint8Array(raw.length + shift)
+  for (let i = 0; i < raw.length; i++) backing[shift + i] = values[raw[i]! % values.length]!
+  return backing.subarray(shift)
+}
+
+const naiveStarts = (bytes: Uint8Array, want: number, every: number) => {
+  const out: Array<number> = []
+  let seen = 0
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== 10) continue
+    seen++
+    if (want > 0 && seen >= want && (every <= 0 ? seen === want : (seen - want) % every === 0)) out.push(i + 1)
+  }
+  return out
+}
+
+describe("byte kernel", () => {
+  it("runs here: Node has WebAssembly with SIMD, so capture never takes the slower path unseen", () => {
+    expect(Kernel.available()).toBe(true)
+  })
+
+  it("carries the module its source assembles to (scripts/kernel.mjs --check)", () => {
+    expect(() => execFileSync(process.execPath, ["scripts/kernel.mjs", "--check"], { cwd: root, stdio: "pipe" })).not.toThrow()
+  })
+
+  it.prop("counts line breaks and tells ASCII as the JavaScript loops do", [
+    fc.uint8Array({ minLength: 1000, maxLength: 5000 }),
+    fc.nat(15),
+    fc.boolean()
+  ], ([raw, shift, high]) => {
+    const bytes = bytesOf(raw, shift, high ? [97, 10, 32, 0xc3, 0xa9, 61] : [97, 10, 32, 61, 0x7f])
+    expect(Kernel.newlines(bytes)).toBe(countNewlines(bytes))
+    expect(Kernel.isAscii(bytes)).toBe(isAsciiJs(bytes))
+  }, { fastCheck: { numRuns: 300 } })
+
+  it.prop("finds the starts of every `every`-th line from the `want`-th break", [
+    fc.uint8Array({ minLength: 1000, maxLength: 6000 }),
+    fc.nat(7),
+    fc.integer({ min: 0, max: 40 }),
+    fc.integer({ min: 0, max: 9 })
+  ], ([raw, shift, want, every]) => {
+    const bytes = bytesOf(raw, shift, [97, 98, 10, 32])
+    const starts: Array<number> = []
+    const count = Kernel.lineStarts(bytes, want, every, (s) => starts.push(s))
+    expect(count).toBe(countNewlines(bytes))
+    expect(starts).toEqual(naiveStarts(bytes, want, every))
+  }, { fastCheck: { numRuns: 300 } })
+
+  it("keeps its counts and line starts exact across segments, for inputs larger than one", () => {
+    // 2.5 segments of lines of every length up to 200, a high byte now and then
+    const size = Math.floor(Kernel.SEGMENT * 2.5)
+    const bytes = new Uint8Array(size)
+    let x = 12345
+    for (let i = 0; i < size; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0
+      bytes[i] = x % 97 === 0 ? 10 : x % 5003 === 0 ? 0xe2 : 97 + (x % 26)
+    }
+    const starts: Array<number> = []
+    expect(Kernel.lineStarts(bytes, 7, 1024, (s) => starts.push(s))).toBe(countNewlines(bytes))
+    expect(starts).toEqual(naiveStarts(bytes, 7, 1024))
+    expect(Kernel.isAscii(bytes)).toBe(false)
+    expect(Kernel.isAscii(bytes.map((b) => (b === 0xe2 ? 98 : b)))).toBe(true)
+    // the line index built chunk by chunk over the kernel is the one built from the whole
+    const b = LineIndex.builder(1000)
+    for (let at = 0; at < size; at += 300_001) b.push(bytes.subarray(at, Math.min(size, at + 300_001)))
+    const whole = LineIndex.fromBytes(bytes, 1000)
+    expect(b.result()).toEqual(whole)
+    expect(whole.checkpoints.length).toBe(Math.floor(countNewlines(bytes) / 1000) + 1)
+    for (const offset of whole.checkpoints.slice(1)) expect(bytes[offset - 1]).toBe(10)
+  })
+
+  it.prop("finds every anchor of a scan long enough for the kernel's first pass, at any offset in memory", [
+    fc.array(
+      fc.record({ text: fc.string({ unit: fc.constantFrom(..."abcKEYkey=_-:01 \n"), minLength: 2, maxLength: 6 }), ignoreCase: fc.boolean() }),
+      { minLength: 1, maxLength: 10 }
+    ),
+    fc.string({ unit: fc.constantFrom(..."abcKEYkey=_-:01 \n"), minLength: 1100, maxLength: 4000 }),
+    fc.nat(7)
+  ], ([anchors, text, shift]) => {
+    const backing = new Uint8Array(text.length + shift)
+    for (let i = 0; i < text.length; i++) backing[shift + i] = text.charCodeAt(i)
+    const bytes = backing.subarray(shift)
+    const found: Array<string> = []
+    makeAnchorScan(anchors)(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
+    const want: Array<string> = []
+    anchors.forEach((anchor, index) => {
+      const hay = anchor.ignoreCase ? text.replace(/[A-Z]/g, (c) => c.toLowerCase()) : text
+      const needle = anchor.ignoreCase ? anchor.text.toLowerCase() : anchor.text
+      for (let i = hay.indexOf(needle); i !== -1; i = hay.indexOf(needle, i + 1)) want.push(`${index}@${i}`)
+    })
+    expect(found.sort()).toEqual(want.sort())
+  }, { fastCheck: { numRuns: 150 } })
+
+  it("gives the same results without WebAssembly (node --jitless), from the JavaScript loops", () => {
+    const script = [
+      `import * as Kernel from ${JSON.stringify(new URL("../dist/internal/kernel/kernel.js", import.meta.url).href)}`,
+      "const bytes = new TextEncoder().encode('a line\\nand é another\\n'.repeat(5000))",
+      "const starts = []",
+      "const count = Kernel.lineStarts(bytes, 3, 1000, (s) => starts.push(s))",
+      "console.log(JSON.stringify({ available: Kernel.available(), count, starts, ascii: Kernel.isAscii(bytes), newlines: Kernel.newlines(bytes) }))"
+    ].join("\n")
+    const run = (flags: Array<string>) =>
+      JSON.parse(execFileSync(process.execPath, [...flags, "--input-type=module", "-e", script], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as Record<string, unknown>
+    const without = run(["--jitless"])
+    const withKernel = run([])
+    expect(without.available).toBe(false)
+    expect(withKernel.available).toBe(true)
+    expect({ ...without, available: true }).toEqual(withKernel)
+    expect(withKernel.count).toBe(10000)
+  })
+})
