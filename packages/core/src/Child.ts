@@ -85,7 +85,9 @@ export interface Service {
   /**
    * Starts a child and hands its output to `onOutput` in arrival order, one
    * call at a time (a slow consumer holds the child back, it never loses
-   * output). Closing the scope stops the child if it still runs.
+   * output). A chunk is the runner's: it may read into the same memory again
+   * once the effect `onOutput` returned has completed, so a consumer copies
+   * what it keeps. Closing the scope stops the child if it still runs.
    */
   readonly start: <R>(
     spec: Spec,

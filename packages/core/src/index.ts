@@ -37,6 +37,8 @@ export * as BlockScan from "./BlockScan.js"
 export * as Grep from "./Grep.js"
 /** Sparse line indexes kept beside saved bodies. */
 export * as LineIndex from "./LineIndex.js"
+/** Buffers used over and over for bytes in transit, lent out as views. */
+export * as Slabs from "./Slabs.js"
 /** The `[Showing lines ...]` markers. */
 export * as Marker from "./Marker.js"
 /** The preview that replaces a long command output. */

@@ -1,18 +1,21 @@
 /**
- * The child runner on Node, built for throughput: both pipes are read in
- * flowing mode into a bounded queue that the consumer drains in batches,
+ * The child runner on Node, built for throughput: both pipes are read as
+ * they deliver into a bounded queue that the consumer drains in batches,
  * about three times faster than reading them as two pull-based streams,
  * which is what keeps `spillway run` and job spools near disk speed. The
- * child runs in a process group of its own; signals go to the group.
+ * pipes are read into buffers that are used again once the consumer is done
+ * with a batch, so a flood of output leaves no garbage behind. The child
+ * runs in a process group of its own; signals go to the group.
  *
  * @since 0.1.0
  */
-import { Child } from "@spillway/core"
+import { Child, Slabs } from "@spillway/core"
 import { Deferred, Duration, Effect, Layer, Option } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as PipeReader from "./internal/pipeReader.js"
 
 /** How the queue between the pipes and the consumer is bounded. */
 export interface Options {
@@ -20,6 +23,12 @@ export interface Options {
   readonly maxQueuedBytes?: number
   /** Largest batch handed to the consumer; 1 MiB by default. */
   readonly maxBatchBytes?: number
+  /**
+   * Read the pipes into buffers used again once the consumer is done with
+   * them (true by default; see `PipeReader`); false reads each into a fresh
+   * buffer, as Node's sockets do.
+   */
+  readonly reuseBuffers?: boolean
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
@@ -46,16 +55,19 @@ export const statusOf = (code: number | null, signal: string | null): Child.Exit
 
 /** What the pipes have delivered that the consumer has not taken yet, and how the child stands. */
 interface Pipes {
-  queue: Array<Buffer>
+  queue: Array<PipeReader.Region>
   queued: number
+  readers: Array<PipeReader.Reader>
   /** Pipes still open (stdout, stderr). */
   open: number
   wake: (() => void) | undefined
   exited: { code: number | null; signal: string | null } | undefined
   /** When reading stops although a pipe is still open (the exit plus the drain grace), once the exit is seen. */
   drainDeadline: number | undefined
-  /** Chunks that arrived so far: a batch waits for more while this still grows from one turn of the event loop to the next. */
+  /** Reads that arrived so far: a batch waits for more while this still grows from one turn of the event loop to the next. */
   arrived: number
+  /** Whether the pipes were paused for a full queue. */
+  paused: boolean
 }
 
 const notify = (p: Pipes) => {
@@ -65,11 +77,11 @@ const notify = (p: Pipes) => {
 }
 
 /**
- * Starts the child in a process group of its own, its pipes in flowing mode
- * into the queue, paused past `maxQueued`. Listeners go on before the fiber
- * resumes, so no early output or exit is missed.
+ * Starts the child in a process group of its own, its pipes read into the
+ * queue (see `PipeReader`), paused past `maxQueued`. The readers start in
+ * the turn `spawn` returns in, so no early output or exit is missed.
  */
-const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
+const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number, pooled: boolean) =>
   Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
     const argv = Child.mergedArgv(spec)
     const c = ChildProcess.spawn(argv[0], argv.slice(1), {
@@ -78,25 +90,22 @@ const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
       ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
     })
-    const onData = (chunk: Buffer) => {
+    const arrived = (region: PipeReader.Region): boolean => {
       p.arrived++
-      p.queue.push(chunk)
-      p.queued += chunk.length
-      if (p.queued >= maxQueued) {
-        c.stdout!.pause()
-        c.stderr!.pause()
-      }
+      p.queue.push(region)
+      p.queued += region.bytes.length
+      notify(p)
+      if (p.queued < maxQueued) return true
+      p.paused = true
+      return false
+    }
+    const closed = (error?: Error) => {
+      // say so in the output itself rather than lose the rest silently
+      if (error !== undefined) arrived({ slab: undefined, bytes: Buffer.from(`\n[spillway: reading the command's output failed: ${error.message}]\n`) })
+      p.open--
       notify(p)
     }
-    for (const s of [c.stdout!, c.stderr!]) {
-      s.on("data", onData)
-      // say so in the output itself rather than lose the rest silently; "close" follows
-      s.once("error", (e) => onData(Buffer.from(`\n[spillway: reading the command's output failed: ${e.message}]\n`)))
-      s.once("close", () => {
-        p.open--
-        notify(p)
-      })
-    }
+    p.readers = [c.stdout!, c.stderr!].map((s) => PipeReader.read(s, { arrived, closed }, { pooled }))
     c.stdin?.on("error", () => undefined)
     c.once("exit", (code, signal) => {
       p.exited = { code, signal }
@@ -109,18 +118,59 @@ const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number) =>
 /** Most turns of the event loop a batch waits for more output while the pipes keep delivering. */
 const GATHER_TURNS = 16
 
+/** A batch: the views handed to the consumer, and the reads they are made of, given back once it is done with them. */
+interface Batch {
+  readonly chunks: ReadonlyArray<Uint8Array>
+  readonly regions: ReadonlyArray<PipeReader.Region>
+}
+
+const EMPTY: Batch = { chunks: [], regions: [] }
+
+/**
+ * The regions taken as chunks: reads that follow each other in one buffer
+ * are one view of it; reads in buffers of their own (where the pipe could
+ * not be read into reused ones) are joined into one copy.
+ */
+const chunksOf = (regions: ReadonlyArray<PipeReader.Region>): Array<Uint8Array> => {
+  const chunks: Array<Uint8Array> = []
+  let own: Array<Uint8Array> = []
+  const flushOwn = () => {
+    if (own.length > 0) chunks.push(own.length === 1 ? own[0]! : Buffer.concat(own))
+    own = []
+  }
+  let last: PipeReader.Region | undefined
+  for (const region of regions) {
+    if (region.slab === undefined) {
+      own.push(region.bytes)
+      last = undefined
+      continue
+    }
+    flushOwn()
+    const previous = chunks[chunks.length - 1]
+    if (last !== undefined && previous !== undefined && Slabs.adjoins(last, region)) {
+      chunks[chunks.length - 1] = new Uint8Array(previous.buffer, previous.byteOffset, previous.length + region.bytes.length)
+    } else {
+      chunks.push(region.bytes)
+    }
+    last = region
+  }
+  flushOwn()
+  return chunks
+}
+
 /**
  * What has arrived, in batches of at most `maxBatch` bytes; empty once both
  * pipes closed (or the drain grace passed). While output floods in (a pipe
- * delivers about 64 KiB a turn), a batch waits a few turns of the event loop
- * to fill up, since every batch costs the consumer the same whatever its
- * size; a turn without new output gives at once what there is.
+ * delivers 64 KiB or more a turn), a batch waits a few turns of the event
+ * loop to fill up, since every batch costs the consumer the same whatever
+ * its size; a turn without new output gives at once what there is.
  */
-const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
-  Effect.async<Array<Buffer>>((resume) => {
+const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
+  Effect.async<Batch>((resume) => {
     let timer: ReturnType<typeof setTimeout> | undefined
     let gathering: ReturnType<typeof setImmediate> | undefined
     let turns = 0
+    let idle = 0
     let seen = -1
     const give = (): void => {
       if (timer !== undefined) clearTimeout(timer)
@@ -135,7 +185,9 @@ const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: nu
         }
         return
       }
-      const flowing = p.open > 0 && p.exited === undefined && p.arrived !== seen
+      // a pipe that delivered in the last two turns is still flowing (a large read can take the writer a turn to follow)
+      idle = turns > 0 && p.arrived === seen ? idle + 1 : 0
+      const flowing = p.open > 0 && p.exited === undefined && idle < 2
       if (flowing && p.queued < limits.maxBatch && p.queued < limits.maxQueued && turns < GATHER_TURNS) {
         // still arriving: another turn, then whatever there is (`wake` stays unset, so data does not call back)
         turns++
@@ -146,16 +198,29 @@ const take = (p: Pipes, child: ChildProcess.ChildProcess, limits: { maxBatch: nu
       }
       let size = 0
       let taken = 0
-      while (taken < p.queue.length && size + p.queue[taken]!.length <= limits.maxBatch) size += p.queue[taken++]!.length
-      if (taken === 0 && p.queue.length > 0) size = p.queue[taken++]!.length
-      const batch = p.queue.slice(0, taken)
+      while (taken < p.queue.length && size + p.queue[taken]!.bytes.length <= limits.maxBatch) {
+        // a batch of a fair size ends where its buffer does, so that it is handed on as one view
+        const next = p.queue[taken]!
+        if (taken > 0 && size >= limits.maxBatch / 4 && !Slabs.adjoins(p.queue[taken - 1]!, next)) break
+        size += next.bytes.length
+        taken++
+      }
+      if (taken === 0 && p.queue.length > 0) {
+        // one read larger than a batch: its first part now, the rest next
+        const first = p.queue[0]!
+        p.queue[0] = Slabs.split(first, limits.maxBatch)
+        p.queue.unshift({ slab: first.slab, bytes: first.bytes.subarray(0, limits.maxBatch) })
+        size = limits.maxBatch
+        taken = 1
+      }
+      const regions = p.queue.slice(0, taken)
       p.queue = p.queue.slice(taken)
       p.queued -= size
-      if (p.queued < limits.maxQueued) {
-        child.stdout!.resume()
-        child.stderr!.resume()
+      if (p.paused && p.queued < limits.maxQueued) {
+        p.paused = false
+        for (const reader of p.readers) reader.resume()
       }
-      resume(Effect.succeed(batch.length === 0 ? [] : [batch.length === 1 ? batch[0]! : Buffer.concat(batch, size)]))
+      resume(Effect.succeed(regions.length === 0 ? EMPTY : { chunks: chunksOf(regions), regions }))
     }
     give()
     return Effect.sync(() => {
@@ -179,8 +244,18 @@ export const make = (options: Options = {}): Child.Service => ({
       if (spec.mergeStderr === true && spec.shell !== true && findExecutable(spec.command) === undefined) {
         return yield* new Child.SpawnFailed({ command: shown, reason: "not found (no such file, and not on PATH)" })
       }
-      const p: Pipes = { queue: [], queued: 0, open: 2, wake: undefined, exited: undefined, drainDeadline: undefined, arrived: 0 }
-      const child = yield* spawn(spec, shown, p, limits.maxQueued)
+      const p: Pipes = {
+        queue: [],
+        queued: 0,
+        readers: [],
+        open: 2,
+        wake: undefined,
+        exited: undefined,
+        drainDeadline: undefined,
+        arrived: 0,
+        paused: false
+      }
+      const child = yield* spawn(spec, shown, p, limits.maxQueued, options.reuseBuffers !== false)
       const groupSignal = (name: string) =>
         Effect.sync(() => {
           try {
@@ -208,14 +283,15 @@ export const make = (options: Options = {}): Child.Service => ({
       yield* Effect.addFinalizer(() => stop)
       yield* Effect.gen(function*() {
         for (;;) {
-          const batch = yield* take(p, child, limits)
-          if (batch.length === 0) break
-          for (const chunk of batch) yield* onOutput(chunk)
+          const batch = yield* take(p, limits)
+          if (batch.regions.length === 0) break
+          for (const chunk of batch.chunks) yield* onOutput(chunk)
+          // the consumer is done with the views: their buffers may be read into again
+          for (const region of batch.regions) Slabs.giveBack(region)
         }
         yield* exitSeen
         // past the drain grace, whatever still holds the pipes is not waited for
-        child.stdout!.destroy()
-        child.stderr!.destroy()
+        for (const reader of p.readers) reader.destroy()
         child.stdin?.destroy()
         yield* Deferred.succeed(ended, statusOf(p.exited!.code, p.exited!.signal))
       }).pipe(Effect.forkIn(scope))

@@ -144,6 +144,7 @@ const behaviour = (name: string, layer: Layer.Layer<Child.ChildRunner>) =>
   })
 
 behaviour("Node", NodeChild.layer())
+behaviour("Node, a fresh buffer per read", NodeChild.layer({ reuseBuffers: false }))
 behaviour("CommandExecutor", Child.layerExecutor.pipe(Layer.provide(NodeCommandExecutor.layer), Layer.provide(NodeFileSystem.layer)))
 
 describe("Node", () => {
@@ -155,6 +156,27 @@ describe("Node", () => {
       const e = yield* Effect.flip(Child.run({ command: "no-such-command-here", mergeStderr: true }, () => Effect.void))
       expect(e.message).toContain("not found")
     }).pipe(Effect.provide(NodeChild.layer({ maxBatchBytes: 256 * 1024, maxQueuedBytes: 512 * 1024 }))))
+
+  it.live("reads a flood into a few buffers used over and over, every byte in order, for a consumer that waits between batches", () =>
+    Effect.gen(function*() {
+      const buffers = new Set<ArrayBufferLike>()
+      let text = ""
+      yield* Child.run({ command: "seq", args: ["1", "3000000"] }, (chunk) =>
+        Effect.gen(function*() {
+          buffers.add(chunk.buffer)
+          // decoded at once: the runner may read into this memory again once the effect is done
+          text += Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).toString("latin1")
+          yield* Effect.sleep("1 millis")
+        }))
+      const lines = text.split("\n")
+      expect(lines.length).toBe(3_000_001)
+      expect(lines[0]).toBe("1")
+      expect(lines[1_499_999]).toBe("1500000")
+      expect(lines[2_999_999]).toBe("3000000")
+      for (let i = 0; i < lines.length - 1; i += 997) expect(lines[i]).toBe(String(i + 1))
+      // 20 MB of output through a handful of 1 MiB buffers, not a new one per read
+      expect(buffers.size).toBeLessThanOrEqual(8)
+    }).pipe(Effect.provide(NodeChild.layer())))
 
   it.live("gathers a flood into large batches, and hands a trickle on as it comes", () =>
     Effect.gen(function*() {

@@ -1,0 +1,106 @@
+/**
+ * Buffers used over and over for bytes in transit (a pipe's reads, masked
+ * output on its way to the disk): a region is lent out as a view into a
+ * slab, and a slab is used again once every region of it was given back and
+ * it is full. A flood of output then allocates nothing per chunk, so the
+ * garbage collector has nothing to free and memory stays flat.
+ *
+ * @since 0.1.0
+ */
+
+/** A buffer regions are lent from. */
+export interface Slab {
+  readonly bytes: Uint8Array
+  /** Bytes lent from it since it was last (re)used. */
+  filled: number
+  /** Regions lent and not yet given back. */
+  lent: number
+}
+
+/** Bytes lent from a slab (`slab` set), or in a buffer of their own. */
+export interface Region {
+  readonly slab: Slab | undefined
+  readonly bytes: Uint8Array
+}
+
+/** A pool of slabs for one writer or one reader at a time. */
+export interface Pool {
+  /** The current slab's free part, at least `min` bytes: a full slab makes way for another. For reads of unknown length; `claim` then lends what was used. */
+  readonly free: (min: number) => Uint8Array
+  /** Lends the next `n` bytes of the current slab (what `free` gave, filled by then). */
+  readonly claim: (n: number) => Region
+  /** Lends `n` bytes to copy into: from a slab, or a buffer of its own when `n` is more than a slab holds. */
+  readonly take: (n: number) => Region
+}
+
+/** How a pool sizes its slabs. */
+export interface PoolOptions {
+  /** The first slab's size: most streams are short. Later slabs are `large`. */
+  readonly first: number
+  readonly large: number
+  /** Free slabs kept for later; more are let go. 2 by default. */
+  readonly spares?: number
+  /** How a slab is made (`new Uint8Array` by default). */
+  readonly allocate?: (size: number) => Uint8Array
+}
+
+/** A pool of slabs. */
+export const pool = (options: PoolOptions): Pool => {
+  const allocate = options.allocate ?? ((size: number) => new Uint8Array(size))
+  const keep = options.spares ?? 2
+  const retired: Array<Slab> = []
+  // made at the first use: a pool that lends nothing allocates nothing
+  let current: Slab | undefined
+
+  /** The current slab is full (or there is none yet): the next is a large one nothing borrows any more, or a new one. */
+  const rotate = (min: number): Slab => {
+    if (current === undefined && min <= options.first) return (current = { bytes: allocate(options.first), filled: 0, lent: 0 })
+    if (current !== undefined) retired.push(current)
+    const free = retired.findIndex((s) => s.lent === 0 && s.bytes.length === options.large)
+    const next = free === -1 ? { bytes: allocate(options.large), filled: 0, lent: 0 } : retired.splice(free, 1)[0]!
+    next.filled = 0
+    let spare = 0
+    for (let i = retired.length - 1; i >= 0; i--) {
+      const s = retired[i]!
+      if (s.lent > 0) continue
+      if (s.bytes.length !== options.large || ++spare > keep) retired.splice(i, 1)
+    }
+    return (current = next)
+  }
+
+  const free = (min: number): Uint8Array => {
+    const slab = current !== undefined && current.bytes.length - current.filled >= min ? current : rotate(min)
+    return slab.bytes.subarray(slab.filled)
+  }
+
+  const claim = (n: number): Region => {
+    const slab = current ?? rotate(n)
+    const at = slab.filled
+    slab.filled += n
+    slab.lent++
+    return { slab, bytes: slab.bytes.subarray(at, at + n) }
+  }
+
+  const take = (n: number): Region => {
+    if (n > options.large) return { slab: undefined, bytes: new Uint8Array(n) }
+    free(n)
+    return claim(n)
+  }
+
+  return { free, claim, take }
+}
+
+/** Gives a region back to its slab. */
+export const giveBack = (region: Region): void => {
+  if (region.slab !== undefined) region.slab.lent--
+}
+
+/** The rest of `region` past its first `at` bytes, lent on its own: both parts are given back. */
+export const split = (region: Region, at: number): Region => {
+  if (region.slab !== undefined) region.slab.lent++
+  return { slab: region.slab, bytes: region.bytes.subarray(at) }
+}
+
+/** Whether `b` follows `a` in the same slab, so the two are one view. */
+export const adjoins = (a: Region, b: Region): boolean =>
+  a.slab !== undefined && a.slab === b.slab && a.bytes.byteOffset + a.bytes.length === b.bytes.byteOffset
