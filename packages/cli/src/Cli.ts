@@ -10,8 +10,6 @@ import * as Options from "@effect/cli/Options"
 import { Child, Secrets, Spill } from "@spillway/core"
 import { NodeChild } from "@spillway/node"
 import { Effect, Option } from "effect"
-import * as V8 from "node:v8"
-import * as Vm from "node:vm"
 import { cliGrepHint, cliHint, readHint } from "./Hints.js"
 import * as Commands from "./Commands.js"
 import * as ServeCommand from "./ServeCommand.js"
@@ -41,35 +39,6 @@ const runner = NodeChild.make()
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
 
-
-/**
- * Output streams through many short-lived buffers, which V8 frees only when
- * it collects garbage, by default after some 64 MiB of them. A young-generation
- * collection every 2 MiB of output keeps the command's memory flat and costs
- * about a millisecond each.
- */
-const collectEvery = (() => {
-  // Found on first use: exposing gc changes V8's flags, which would also
-  // make V8 refuse the code cache the command starts from.
-  let gc: ((options: { type: "minor" }) => void) | null | undefined
-  const find = () => {
-    try {
-      V8.setFlagsFromString("--expose-gc")
-      return Vm.runInNewContext("gc") as (options: { type: "minor" }) => void
-    } catch {
-      return null
-    }
-  }
-  let since = 0
-  return (bytes: number) =>
-    Effect.sync(() => {
-      since += bytes
-      if (since < 2 * 1024 * 1024) return
-      since = 0
-      if (gc === undefined) gc = find()
-      gc?.({ type: "minor" })
-    })
-})()
 
 const run = Command.make(
   "run",
@@ -103,7 +72,7 @@ const run = Command.make(
         const capture = yield* spill.capture()
         const child = yield* runner.start(
           spec,
-          (chunk) => Effect.zipRight(capture.write(chunk), collectEvery(chunk.length)),
+          capture.write,
           { killGraceMillis: KILL_GRACE_MILLIS, drainGraceMillis: DRAIN_GRACE_MILLIS }
         ).pipe(
           Effect.catchTag("SpawnFailed", (e) =>

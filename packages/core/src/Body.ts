@@ -77,7 +77,9 @@ export interface CreateOptions {
   /**
    * Sees every masked byte in order, kept or not, with its offset and the
    * line breaks it holds (counted once, by the body's line index when the
-   * bytes are kept): for previews and tails.
+   * bytes are kept): for previews and tails. The bytes are lent for the
+   * call only (the masker builds its next output in the same memory): copy
+   * what you keep.
    */
   readonly onMasked?: ((bytes: Uint8Array, offset: number, newlines: number) => void) | undefined
   /** Told each time a batch of bytes is in the store (or failed to get there): readers of a visible body can look again. */

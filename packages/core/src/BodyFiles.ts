@@ -29,6 +29,7 @@ export interface File {
 /** A body being written. */
 export interface Sink {
   readonly name: string
+  /** Writes the bytes next. They are lent until the effect completes (the writer uses their memory again after it): a sink copies what it keeps. */
   readonly write: (bytes: Uint8Array) => Effect.Effect<void, StoreFailed>
   /** Publishes the body under its name, never replacing one (for a visible body: makes what was written durable). */
   readonly commit: Effect.Effect<void, StoreFailed>

@@ -16,7 +16,7 @@ import { Bodies, type OpenError, type Reader } from "./Body.js"
 import * as Cursor from "./Cursor.js"
 import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
-import { concat } from "./internal/bytes.js"
+import { concat, copyOf } from "./internal/bytes.js"
 import { InvalidRequest, type QuotaExceeded, StoreFailed } from "./Errors.js"
 import * as Grep from "./Grep.js"
 import * as Read from "./internal/read.js"
@@ -471,7 +471,8 @@ export const make = (options: Options = {}) =>
           // the size is known: its room is taken before anything is written, or refused
           reserve: Math.min(raw.length, o.maxResultBytes),
           checkpointEvery: o.checkpointEvery,
-          onMasked: (bytes) => void parts.push(bytes)
+          // lent for the call only: the kept text is a copy
+          onMasked: (bytes) => void parts.push(copyOf(bytes))
         })
         yield* writer.write(raw)
         const manifest = yield* writer.seal()

@@ -24,7 +24,9 @@
  *
  * @since 0.1.0
  */
-import { concat, latin1 } from "./internal/bytes.js"
+import { concat, copyOf, latin1 } from "./internal/bytes.js"
+import { newlines as countNewlines } from "./internal/kernel/kernel.js"
+import * as Ring from "./internal/ring.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Lines near a rule's match that belong with it, walked from the nearest outwards. */
@@ -539,8 +541,13 @@ export const compile = (rules: ReadonlyArray<SalienceRule> = defaultRules): Comp
 export interface Tracker {
   /** A watched literal begins at this output offset (as a masker's watch reports). */
   readonly mark: (position: number) => void
-  /** The next output bytes, starting at output offset `start` and at line `line` (1-indexed). */
-  readonly accept: (chunk: Uint8Array, start: number, line: number) => void
+  /**
+   * The next output bytes, starting at output offset `start` and at line
+   * `line` (1-indexed), with the line breaks they hold when the caller
+   * counted them already. The tracker copies what it keeps, so the bytes
+   * may change once it returns.
+   */
+  readonly accept: (chunk: Uint8Array, start: number, line: number, breaks?: number) => void
   /** What the whole lines so far hold, leaving the tracker as it is (the incomplete last line is not judged yet). */
   readonly peek: () => Found
   /** What the output holds, its last line judged too: call once, at its end. */
@@ -776,21 +783,14 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
   // the incomplete last line so far, and where it starts
   let carry: Uint8Array = new Uint8Array(0)
   let carryStart = 0
-  // output before the current chunk, for looking back
-  const recent: Array<Uint8Array> = []
-  let recentBytes = 0
-  let recentFromZero = true
+  // output before the current chunk, for looking back from a match: the line
+  // it is in may have begun up to `LINE_BYTES` before the chunk, and the
+  // look goes `RECENT_BYTES` further (copies: the caller's bytes may change)
+  const recent = Ring.make(RECENT_BYTES + LINE_BYTES)
+  /** The kept output before the current chunk, and whether it reaches back to the start of the output. */
+  const recentBytes = () => ({ bytes: recent.last(RECENT_BYTES + LINE_BYTES), fromZero: recent.written() <= RECENT_BYTES + LINE_BYTES })
 
-  const remember = (chunk: Uint8Array) => {
-    recent.push(chunk)
-    recentBytes += chunk.length
-    while (recent.length > 1 && recentBytes - recent[0]!.length >= RECENT_BYTES) {
-      recentBytes -= recent.shift()!.length
-      recentFromZero = false
-    }
-  }
-
-  const accept = (bytes: Uint8Array, start: number, firstLine: number) => {
+  const accept = (bytes: Uint8Array, start: number, firstLine: number, breaks?: number) => {
     if (bytes.length === 0) return
     // a method call throughout, so that an array with faster searches of its own (Node's Buffer) uses them
     const chunk = bytes
@@ -828,11 +828,11 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
           const at = pos
           const carried = pos === 0 ? carry.length : 0
           j.visit(line, text, () => {
-            const parts = [...recent, chunk.subarray(0, at)]
-            const all = concat(parts)
-            const cut = all.subarray(0, all.length - carried)
+            const earlier = recentBytes()
+            const all = concat([earlier.bytes, chunk.subarray(0, at)])
+            const cut = all.subarray(0, Math.max(0, all.length - carried))
             const from = Math.max(0, cut.length - RECENT_BYTES)
-            return { bytes: cut.subarray(from), fromZero: recentFromZero && from === 0 }
+            return { bytes: cut.subarray(from), fromZero: earlier.fromZero && from === 0 }
           })
         }
         pos = nl + 1
@@ -840,31 +840,25 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
       }
       marks = marks.slice(mi).filter((m) => m >= start + pos || (pos === 0 && m >= carryStart))
     }
-    // keep the incomplete last line
+    // keep the incomplete last line (a copy: the caller's bytes may change), and its number
     const lastBreak = chunk.lastIndexOf(10)
     if (lastBreak === -1) {
       if (carry.length === 0) {
         carryStart = start
-        carryLine = { chunk: undefined, first: firstLine }
+        carryLine = firstLine
       }
       if (carry.length < LINE_BYTES) carry = concat([carry, chunk.subarray(0, LINE_BYTES - carry.length)])
     } else {
-      carry = chunk.subarray(lastBreak + 1)
+      carry = copyOf(chunk, lastBreak + 1)
       carryStart = start + lastBreak + 1
-      carryLine = { chunk, first: firstLine }
+      carryLine = firstLine + (breaks ?? countNewlines(chunk))
     }
-    remember(chunk)
+    recent.push(chunk)
   }
 
-  // The carried line's number, counted only when needed: the line after the
-  // last break of the chunk it began in.
-  let carryLine: { chunk: Uint8Array | undefined; first: number } = { chunk: undefined, first: 1 }
-  const lineOfCarry = () => {
-    let n = carryLine.first
-    const c = carryLine.chunk
-    if (c !== undefined) for (let i = c.indexOf(10); i !== -1; i = c.indexOf(10, i + 1)) n++
-    return n
-  }
+  // The carried line's number: the line after the last break of the chunk it began in.
+  let carryLine = 1
+  const lineOfCarry = () => carryLine
 
   const result = (): Found => {
     // a last line without a break
@@ -873,11 +867,11 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
       const line = lineOfCarry()
       if (j.hasPending()) j.feedPending(line, text)
       if (marks.some((m) => m >= carryStart)) {
-        const bytes = concat(recent)
-        const cut = bytes.subarray(0, bytes.length - carry.length)
+        const earlier = recentBytes()
+        const cut = earlier.bytes.subarray(0, Math.max(0, earlier.bytes.length - carry.length))
         j.visit(line, text, () => ({
           bytes: cut.subarray(Math.max(0, cut.length - RECENT_BYTES)),
-          fromZero: recentFromZero && cut.length <= RECENT_BYTES
+          fromZero: earlier.fromZero && cut.length <= RECENT_BYTES
         }))
       }
       marks = []

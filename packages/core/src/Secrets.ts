@@ -103,13 +103,25 @@ export interface Masker {
    * Starts a fresh streaming state; with `watch`, also reports where the
    * watched literals begin in the output, found in the same pass over the bytes.
    */
-  readonly stream: (watch?: Watch) => StreamMasker
+  readonly stream: (watch?: Watch, options?: StreamOptions) => StreamMasker
   /**
    * Goes on with a stream from a checkpoint another stream took, as if it
    * had been fed all along: the masker must have been built with the same
    * rules and known values (on another thread, say).
    */
-  readonly resume: (checkpoint: StreamCheckpoint, watch?: Watch) => StreamMasker
+  readonly resume: (checkpoint: StreamCheckpoint, watch?: Watch, options?: StreamOptions) => StreamMasker
+}
+
+/** How a stream hands out what it masked. */
+export interface StreamOptions {
+  /**
+   * Build every window in one buffer the stream keeps, instead of a fresh
+   * one each time: what `push` and `end` return is then good only until the
+   * next call on the stream, and a caller copies what it keeps. For a
+   * caller that stores output as it goes (the body store does), this saves
+   * allocating and collecting a buffer per chunk. False by default.
+   */
+  readonly reuseOutput?: boolean | undefined
 }
 
 /**
@@ -270,8 +282,8 @@ export const lazy = (build: () => Masker): Masker => {
   return {
     maskBytes: (bytes) => get().maskBytes(bytes),
     maskText: (text) => get().maskText(text),
-    stream: (watch) => get().stream(watch),
-    resume: (checkpoint, watch) => get().resume(checkpoint, watch)
+    stream: (watch, options) => get().stream(watch, options),
+    resume: (checkpoint, watch, options) => get().resume(checkpoint, watch, options)
   }
 }
 

@@ -74,14 +74,18 @@ describe("Salience.tracker", () => {
     const compiled = Salience.compile()
     const tracker = Salience.tracker(compiled)
     const masker = Secrets.unsafeMakeMasker({ knownValues: ["hunter2-hunter2-hunter2"] })
-    const stream = masker.stream({ literals: compiled.literals, onMark: tracker.mark })
+    // the stream lends its output until its next push, as the body store asks it to; the tracker copies
+    // what it keeps, so the lent bytes are spoiled right after each call
+    const stream = masker.stream({ literals: compiled.literals, onMark: tracker.mark }, { reuseOutput: true })
     const input = Buffer.from(text)
     let total = 0
     let newlines = 0
     const accept = (out: Uint8Array) => {
-      tracker.accept(out, total, newlines + 1)
+      const breaks = out.reduce((n, b) => n + (b === 10 ? 1 : 0), 0)
+      tracker.accept(out, total, newlines + 1, breaks)
       total += out.length
-      for (const b of out) if (b === 10) newlines++
+      newlines += breaks
+      out.fill(0x23)
     }
     let from = 0
     for (const c of [...new Set(cuts.map((c) => c % (input.length + 1)))].sort((a, b) => a - b)) {
@@ -94,6 +98,46 @@ describe("Salience.tracker", () => {
     const want = lines.flatMap((l, i) => (l.includes("error: ") || l.startsWith("not ok") ? [i + 1] : []))
     expect(expected.lines.map((l) => l.line)).toEqual(want.slice(0, 20))
     expect(expected.total).toBe(want.length)
+  })
+})
+
+describe("Salience.tracker over lent bytes", () => {
+  it.prop("keeps copies: chunks cut anywhere, from one buffer spoiled after each call, find what the whole text does", [
+    fc.array(fc.oneof(
+      fc.constant("/usr/bin/ld: a.o: in function `main':"),
+      fc.constant("a.c:(.text+0x1): undefined reference to `f'"),
+      fc.constant("collect2: error: ld returned 1 exit status"),
+      fc.constant("TypeError: boom"),
+      fc.constant("    at f (a.js:1:1)"),
+      fc.constant("all good"),
+      fc.constant("y".repeat(500))
+    ), { maxLength: 40 }),
+    fc.array(fc.nat(), { maxLength: 10 }),
+    fc.boolean()
+  ], ([lines, cuts, finalBreak]) => {
+    const text = lines.join("\n") + (finalBreak ? "\n" : "")
+    const compiled = Salience.compile()
+    const tracker = Salience.tracker(compiled)
+    const input = Buffer.from(text)
+    // the watched literals' positions, in order, as a masker's watch reports them
+    const marks: Array<number> = []
+    for (const literal of compiled.literals) {
+      for (let i = text.indexOf(literal); i !== -1; i = text.indexOf(literal, i + 1)) marks.push(i)
+    }
+    for (const m of marks.sort((a, b) => a - b)) tracker.mark(m)
+    // a Node Buffer, whose slice shares its memory: what the tracker keeps must be a real copy
+    const lent = Buffer.alloc(input.length)
+    let from = 0
+    let newlines = 0
+    for (const c of [...[...new Set(cuts.map((c) => c % (input.length + 1)))].sort((a, b) => a - b), input.length]) {
+      const view = lent.subarray(0, c - from)
+      view.set(input.subarray(from, c))
+      tracker.accept(view, from, newlines + 1)
+      newlines += input.subarray(from, c).reduce((n, b) => n + (b === 10 ? 1 : 0), 0)
+      lent.fill(0x23)
+      from = c
+    }
+    expect(tracker.result()).toEqual(Salience.find(text))
   })
 })
 
@@ -244,7 +288,8 @@ describe("Salience: explain, then report", () => {
         const compiled = Salience.compile()
         const tracker = Salience.tracker(compiled)
         const masker = Secrets.unsafeMakeMasker({ knownValues: ["hunter2-hunter2-hunter2"] })
-        const stream = masker.stream({ literals: compiled.literals, onMark: tracker.mark })
+        // lent output, spoiled after each call: the tracker keeps copies (it counts the breaks itself here)
+        const stream = masker.stream({ literals: compiled.literals, onMark: tracker.mark }, { reuseOutput: true })
         const input = Buffer.from(text)
         let total = 0
         let newlines = 0
@@ -252,6 +297,7 @@ describe("Salience: explain, then report", () => {
           tracker.accept(out, total, newlines + 1)
           total += out.length
           for (const b of out) if (b === 10) newlines++
+          out.fill(0x23)
         }
         let from = 0
         for (const c of [...new Set(cuts.map((c) => c % (input.length + 1)))].sort((a, b) => a - b)) {

@@ -17,19 +17,25 @@ const streamAll = (
   masker: Secrets.Masker,
   bytes: Uint8Array,
   cuts: ReadonlyArray<number>,
-  maxHeld = Secrets.DEFAULT_MAX_HELD
+  maxHeld = Secrets.DEFAULT_MAX_HELD,
+  reuseOutput = false
 ): Buffer => {
-  const stream = masker.stream()
+  const stream = masker.stream(undefined, { reuseOutput })
   const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
   const parts: Array<Uint8Array> = []
+  // lent output is good only until the next call: kept as a copy, then spoiled
+  const take = (out: Uint8Array) => {
+    parts.push(reuseOutput ? Uint8Array.from(out) : out)
+    if (reuseOutput) out.fill(0x23)
+  }
   let previous = 0
   for (const point of [...points, bytes.length]) {
     const chunk = bytes.subarray(previous, point)
-    parts.push(stream.push(chunk))
+    take(stream.push(chunk))
     expect(stream.heldBytes()).toBeLessThanOrEqual(maxHeld + T + chunk.length)
     previous = point
   }
-  parts.push(stream.end())
+  take(stream.end())
   expect(stream.heldBytes()).toBe(0)
   return concat(parts)
 }
@@ -534,6 +540,31 @@ describe("stream", () => {
       }),
       { numRuns: 200 }
     )
+  })
+
+  it("gives exactly the whole-text result when it reuses its output buffer, whose bytes are spoiled after each call", () => {
+    fc.assert(
+      fc.property(document, cuts, fc.integer({ min: 16, max: 300 }), ({ bytes, secrets }, at, maxHeld) => {
+        const small = Secrets.unsafeMakeMasker({ knownValues: [knownSecret], maxHeldBytes: maxHeld })
+        expect(streamAll(masker, bytes, at, Secrets.DEFAULT_MAX_HELD, true)).toEqual(Buffer.from(masker.maskBytes(bytes)))
+        const cutLines = streamAll(small, bytes, at, maxHeld, true)
+        expect(cutLines).toEqual(streamAll(small, bytes, at, maxHeld))
+        expectNoLeak(cutLines, secrets)
+      }),
+      { numRuns: 200 }
+    )
+  })
+
+  it("with reuseOutput, hands out views of one buffer instead of a new one per chunk", () => {
+    const stream = masker.stream(undefined, { reuseOutput: true })
+    const buffers = new Set<ArrayBufferLike>()
+    for (let i = 0; i < 50; i++) buffers.add(stream.push(enc(`line ${i} of plain output\n`.repeat(100))).buffer)
+    // one buffer, grown once when a longer chunk came
+    expect(buffers.size).toBeLessThanOrEqual(2)
+    const fresh = masker.stream()
+    const own = new Set<ArrayBufferLike>()
+    for (let i = 0; i < 50; i++) own.add(fresh.push(enc(`line ${i}\n`)).buffer)
+    expect(own.size).toBe(50)
   })
 
   it("gives exactly the whole-text result on arbitrary bytes", () => {

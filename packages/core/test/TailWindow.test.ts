@@ -40,9 +40,11 @@ const fill = (text: Uint8Array, headLimit: number, windowBytes: number, cuts: Re
   let at = 0
   for (const n of [...cuts, text.length]) {
     const to = Math.min(text.length, at + n)
-    const part = text.subarray(at, to)
+    // masked output is lent for the call only: the window must keep copies, so the bytes are spoiled after it
+    const part = Uint8Array.from(text.subarray(at, to))
     p.takeHead(Math.max(0, Math.min(to, headLimit) - at))
     w.push(part, at, count(part))
+    part.fill(0x23)
     at = to
     if (at === text.length) break
   }

@@ -295,7 +295,9 @@ export const makeWorkerMasker = (
         maskBytes: local.maskBytes,
         maskText: local.maskText,
         resume: local.resume,
-        stream: (watch) => workerStream(() => local.stream(watch), acquire, release, shouldHandOff, watch, handOff, maxInFlight)
+        // the worker's replies are fresh buffers, which a caller that asked for reuse may keep as well
+        stream: (watch, streamOptions) =>
+          workerStream(() => local.stream(watch, streamOptions), acquire, release, shouldHandOff, watch, handOff, maxInFlight)
       }
     }
   )

@@ -5,6 +5,13 @@
  * @internal
  */
 
+/**
+ * A copy of `bytes[start, end)` in a fresh array. (`slice` is no copy on
+ * Node's Buffer, where it shares the memory, as `subarray` does.)
+ */
+export const copyOf = (bytes: Uint8Array, start = 0, end = bytes.length): Uint8Array =>
+  new Uint8Array(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end))
+
 /** The parts joined into one array; a single part is returned as it is. */
 export const concat = (parts: ReadonlyArray<Uint8Array>, total?: number): Uint8Array => {
   if (parts.length === 1) return parts[0]!

@@ -6,7 +6,8 @@ import * as Salience from "../Salience.js"
 import type { KeptOutput, OutputCapture } from "../Spill.js"
 import type * as SpillPolicy from "../SpillPolicy.js"
 import * as Utf8 from "../Utf8.js"
-import { concat } from "./bytes.js"
+import * as Ring from "./ring.js"
+import { concat, copyOf } from "./bytes.js"
 
 /** @internal */
 export interface CaptureOptions {
@@ -31,14 +32,14 @@ const lastStart = (bytes: Uint8Array, keep: number): number => {
 const lastText = (bytes: Uint8Array, keep: number): string => Utf8.decodeLossy(bytes.subarray(lastStart(bytes, keep)))
 
 /**
- * The preview's tail: the text of the last `keep` bytes held in `tail`, and
- * whether it starts a line (`before` holds the byte before each part, -1 at
- * the start of the output).
+ * The preview's tail: the text of the last `keep` bytes of the output
+ * (from a code point boundary), and whether it starts a line; `end` holds
+ * the output's last `keep + 1` bytes, or all of it when it is shorter.
  */
-const tailView = (tail: ReadonlyArray<Uint8Array>, before: ReadonlyArray<number>, keep: number) => {
-  const bytes = concat(tail.length === 0 ? [new Uint8Array(0)] : tail)
+const tailView = (end: Ring.Ring, keep: number) => {
+  const bytes = end.last(keep + 1)
   const start = lastStart(bytes, keep)
-  const atLineStart = start === 0 ? (before[0] ?? -1) === -1 || before[0] === 10 : bytes[start - 1] === 10
+  const atLineStart = start === 0 || bytes[start - 1] === 10
   return { text: Utf8.decodeLossy(bytes.subarray(start)), atLineStart }
 }
 
@@ -66,10 +67,8 @@ export const make = (
     const keep = options.maxChars * 4 + 4
     const head: Array<Uint8Array> = []
     let headBytes = 0
-    // the end of the output, at least `keep` bytes of it, with the byte before each part (-1 at the start)
-    const tail: Array<Uint8Array> = []
-    const before: Array<number> = []
-    let tailBytes = 0
+    // the end of the output: its last `keep` bytes and the one before them
+    const tail = Ring.make(keep + 1)
     let last = -1
     let total = 0
     // the end of the first line, at least `keep` bytes of it, while the line goes on past the head
@@ -77,10 +76,10 @@ export const make = (
     let firstEndBytes = 0
     let firstDone = false
 
-    /** Sees every masked byte in order (fresh arrays, never reused): the preview's head and tail, the line count, the salient lines. */
+    /** Sees every masked byte in order (lent for the call: what stays is copied): the preview's head and tail, the line count, the salient lines. */
     const onMasked = (chunk: Uint8Array, _at: number, breaks: number) => {
       if (chunk.length === 0) return
-      tracker?.accept(chunk, total, newlines + 1)
+      tracker?.accept(chunk, total, newlines + 1, breaks)
       if (!firstDone) {
         const br = chunk.indexOf(10)
         if (br !== -1) {
@@ -90,7 +89,7 @@ export const make = (
         const part = br === -1 ? chunk : chunk.subarray(0, br)
         const end = part.length > keep ? part.subarray(part.length - keep) : part
         if (end.length > 0) {
-          firstEnd.push(end)
+          firstEnd.push(copyOf(end))
           firstEndBytes += end.length
         }
         while (firstEnd.length > 1 && firstEndBytes - firstEnd[0]!.length >= keep) firstEndBytes -= firstEnd.shift()!.length
@@ -98,19 +97,12 @@ export const make = (
       newlines += breaks
       total += chunk.length
       if (headBytes < keep) {
-        const part = chunk.subarray(0, keep - headBytes)
+        const part = copyOf(chunk, 0, Math.min(chunk.length, keep - headBytes))
         head.push(part)
         headBytes += part.length
       }
-      const end = chunk.length > keep ? chunk.subarray(chunk.length - keep) : chunk
-      tail.push(end)
-      before.push(end === chunk ? last : chunk[chunk.length - keep - 1]!)
-      tailBytes += end.length
+      tail.push(chunk)
       last = chunk[chunk.length - 1]!
-      while (tail.length > 1 && tailBytes - tail[0]!.length >= keep) {
-        tailBytes -= tail.shift()!.length
-        before.shift()
-      }
     }
 
     const writer = yield* bodies.create({
@@ -148,7 +140,7 @@ export const make = (
         const saved = sealed._tag === "Right" ? sealed.right : undefined
         const notSaved = sealed._tag === "Left" ? (writer.progress().captureError ?? sealed.left.message) : undefined
         const inPart = saved !== undefined && saved.bytes < total ? { lines: saved.lines, bytes: saved.bytes } : undefined
-        const t = tailView(tail, before, keep)
+        const t = tailView(tail, keep)
         const found = tracker?.result()
         const salient = found && found.total > 0 ? found : undefined
         const preview = Preview.make({

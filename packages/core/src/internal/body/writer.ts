@@ -5,8 +5,10 @@ import * as LineIndex from "../../LineIndex.js"
 import type { Checkpoint, Manifest, Origin } from "../../Manifests.js"
 import type * as Retention from "../../Retention.js"
 import type * as Secrets from "../../Secrets.js"
+import * as Slabs from "../../Slabs.js"
 import * as Utf8 from "../../Utf8.js"
-import { concat, countNewlines } from "../bytes.js"
+import { concat, copyOf } from "../bytes.js"
+import { newlines as countNewlines } from "../kernel/kernel.js"
 import * as CodePoints from "./codePoints.js"
 
 /** How a body's limit cuts: after whole lines, after whole code points, or at the byte. @internal */
@@ -106,6 +108,11 @@ const QUEUE_PARTS = 64
  * rather than holding its output in memory.
  */
 const QUEUED_BYTES = 4 * 1024 * 1024
+/** The writer's first slab (most bodies are short), and the later ones. */
+const FIRST_SLAB = 16 * 1024
+const LARGE_SLAB = 1024 * 1024
+/** Free slabs kept: as many as the queue holds, so a flood that the store keeps up with allocates no more. */
+const SPARE_SLABS = QUEUED_BYTES / LARGE_SLAB
 /** The room a queued part takes: its length, no more than all of it. */
 const weight = (part: Uint8Array): number => Math.min(part.length, QUEUED_BYTES)
 
@@ -119,7 +126,9 @@ interface State {
   stream: Secrets.StreamMasker | undefined
   readonly lines: LineIndex.Builder
   readonly codePoints: CodePoints.CodePointCounter
-  readonly queue: Queue.Queue<Uint8Array | null>
+  /** Kept bytes on their way to the store, copied out of what the masker lends (see `Slabs`). */
+  readonly slabs: Slabs.Pool
+  readonly queue: Queue.Queue<Slabs.Region | null>
   /** Room in the queue, in bytes (see `QUEUED_BYTES`). */
   readonly room: Effect.Semaphore
   sourceBytes: number
@@ -182,23 +191,19 @@ const manifestOf = (w: State, state: Manifest["state"], patch: Patch = {}): Mani
   }
 }
 
-/** A part at least this long is written as it is; shorter ones next to each other are joined into one write. */
-const WRITE_ALONE_BYTES = 64 * 1024
-
-/** The writes a batch of parts takes: large parts as they are (never copied), runs of small ones joined. */
-const writesOf = (batch: ReadonlyArray<Uint8Array>): Array<Uint8Array> => {
+/** The writes a batch of parts takes: parts that follow each other in one slab are one write, never copied. */
+const writesOf = (batch: ReadonlyArray<Slabs.Region>): Array<Uint8Array> => {
   const writes: Array<Uint8Array> = []
-  let run: Array<Uint8Array> = []
+  let last: Slabs.Region | undefined
   for (const part of batch) {
-    if (part.length < WRITE_ALONE_BYTES) {
-      run.push(part)
-      continue
+    const previous = writes[writes.length - 1]
+    if (last !== undefined && previous !== undefined && Slabs.adjoins(last, part)) {
+      writes[writes.length - 1] = new Uint8Array(previous.buffer, previous.byteOffset, previous.length + part.bytes.length)
+    } else {
+      writes.push(part.bytes)
     }
-    if (run.length > 0) writes.push(concat(run))
-    run = []
-    writes.push(part)
+    last = part
   }
-  if (run.length > 0) writes.push(concat(run))
   return writes
 }
 
@@ -208,7 +213,7 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
     for (;;) {
       const parts = [...(yield* Queue.takeBetween(w.queue, 1, QUEUE_PARTS))]
       const stop = parts.indexOf(null)
-      const batch = (stop === -1 ? parts : parts.slice(0, stop)) as Array<Uint8Array>
+      const batch = (stop === -1 ? parts : parts.slice(0, stop)) as Array<Slabs.Region>
       const writing = batch.length > 0 && !w.ioFailed
       for (const bytes of writing ? writesOf(batch) : []) {
         if (w.ioFailed) break
@@ -223,13 +228,19 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
         }
       }
       if (writing) w.spec.onWritten?.()
-      yield* w.room.release(batch.reduce((n, part) => n + weight(part), 0))
+      // written (or never to be): the slabs may take other bytes
+      for (const part of batch) Slabs.giveBack(part)
+      yield* w.room.release(batch.reduce((n, part) => n + weight(part.bytes), 0))
       if (stop !== -1) return
     }
   })
 
-/** Queues a part for the store once there is room for it. */
-const enqueue = (w: State, part: Uint8Array) => Effect.zipRight(w.room.take(weight(part)), Queue.offer(w.queue, part))
+/** Copies a part into the writer's slabs at once (what it was lent from may change after this call), then queues it for the store once there is room. */
+const enqueue = (w: State, part: Uint8Array) => {
+  const region = w.slabs.take(part.length)
+  region.bytes.set(part)
+  return Effect.zipRight(w.room.take(weight(part)), Queue.offer(w.queue, region))
+}
 
 /** Creates the body in the store (and its manifest, when visible), then writes what was held back. */
 const materialize = (w: State) =>
@@ -320,7 +331,8 @@ const accept = (w: State, out: Uint8Array): Effect.Effect<void> =>
     if (br !== -1) w.lastBreak = w.keptBytes - part.length + br + 1
     w.lastKept = part[part.length - 1]!
     if (w.deferred !== undefined) {
-      w.deferred.push(part)
+      // a copy: the masker lends its output only until its next push
+      w.deferred.push(copyOf(part))
       w.deferredBytes += part.length
       return w.deferredBytes <= w.spec.deferBytes ? Effect.void : materialize(w)
     }
@@ -413,7 +425,8 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
       stream: undefined,
       lines: LineIndex.builder(spec.lineEvery),
       codePoints: CodePoints.counter(spec.checkpointEvery),
-      queue: yield* Queue.bounded<Uint8Array | null>(QUEUE_PARTS),
+      slabs: Slabs.pool({ first: FIRST_SLAB, large: LARGE_SLAB, spares: SPARE_SLABS }),
+      queue: yield* Queue.bounded<Slabs.Region | null>(QUEUE_PARTS),
       room: yield* Effect.makeSemaphore(QUEUED_BYTES),
       sourceBytes: 0,
       maskedBytes: 0,
@@ -453,7 +466,8 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
         Effect.suspend(() => {
           w.sourceBytes += raw.length
           if (raw.length === 0) return Effect.void
-          if (!spec.masked) w.stream ??= services.masker.stream(spec.watch)
+          // the masker lends what it returns until its next push: `accept` copies what stays
+          if (!spec.masked) w.stream ??= services.masker.stream(spec.watch, { reuseOutput: true })
           // past the limit nothing more is kept; masking still runs for whoever watches the masked output
           if (spec.onMasked === undefined && (w.full || w.failure !== undefined) && w.stream !== undefined && w.stream.heldBytes() === 0) {
             w.maskedBytes += raw.length

@@ -4,7 +4,7 @@ import type { OpenError } from "../../Body.js"
 import type { StoreFailed } from "../../Errors.js"
 import type * as ProcessView from "../../ProcessView.js"
 import * as Salience from "../../Salience.js"
-import { countNewlines } from "../bytes.js"
+import { newlines as countNewlines } from "../kernel/kernel.js"
 import { accounting, type Context, type Job, kept, readOutput, type WindowRead } from "./job.js"
 
 /**
@@ -43,8 +43,9 @@ export const head = (compiled: Salience.Compiled, headLimit: number): HeadFailur
     push: (bytes, at, breaks) => {
       if (tracker === undefined || at >= headLimit || bytes.length === 0) return
       const part = at + bytes.length > headLimit ? bytes.subarray(0, headLimit - at) : bytes
-      tracker.accept(part, at, newlines + 1)
-      newlines += part === bytes ? breaks : countNewlines(part)
+      const partBreaks = part === bytes ? breaks : countNewlines(part)
+      tracker.accept(part, at, newlines + 1, partBreaks)
+      newlines += partBreaks
       // the head is full: its last line, cut or not, is as it will stay
       if (at + bytes.length >= headLimit) end()
     },

@@ -5,7 +5,7 @@ import * as Child from "../../Child.js"
 import { InvalidRequest, type StoreFailed } from "../../Errors.js"
 import type { Origin } from "../../Manifests.js"
 import type * as Secrets from "../../Secrets.js"
-import { randomId } from "../bytes.js"
+import { copyOf, randomId } from "../bytes.js"
 import * as Failures from "./failures.js"
 import { type Context, type Job, make as makeJob, notify } from "./job.js"
 import * as Tail from "./tail.js"
@@ -134,7 +134,8 @@ export const start = (
         job.failures?.push(bytes, at, newlines)
         job.window?.push(bytes, at, newlines)
         if (job.memory === undefined) return
-        if (at + bytes.length <= ctx.limits.smallStreamBytes) job.memory.push(bytes)
+        // lent for the call only: what is kept is a copy
+        if (at + bytes.length <= ctx.limits.smallStreamBytes) job.memory.push(copyOf(bytes))
         else job.memory = undefined
       }
     }).pipe(

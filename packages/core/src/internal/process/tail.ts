@@ -1,5 +1,6 @@
 import type * as Retention from "../../Retention.js"
-import { concat, countNewlines } from "../bytes.js"
+import * as Ring from "../ring.js"
+import { newlines as countNewlines } from "../kernel/kernel.js"
 
 /**
  * The rolling window of a job's newest output past its head: every masked
@@ -45,19 +46,24 @@ export const make = (
   /** Bytes the pool has free, the head's room for the bytes pushed already taken. */
   free: () => number
 ): TailWindow => {
-  const parts: Array<Uint8Array> = []
-  let size = 0
+  // The newest bytes past the head, in a ring one byte longer than the
+  // window (so the byte before the window's first is still there): masked
+  // output is lent for the call only, so the window keeps copies, in memory
+  // it allocates once.
+  let ring = Ring.make(windowBytes + 1)
+  let size = 0 // of the bytes pushed into the ring, the newest ones kept
   let end = 0 // output offset after the last byte pushed
   let newlines = 0 // in the whole output
   let lastByte = -1
   let headNewlines = -1 // newlines before the head's limit, once it is passed
   let beforeLimit = -1 // the byte just before the head's limit
-  let beforeStart = -1 // the last byte the window let go of
   let room = 0 // bytes of quota the window may use
   const grow = () => {
     if (reservation === undefined || room >= windowBytes) return
     room += reservation.grow(Math.min(windowBytes - room, Math.max(0, free())))
   }
+  /** The byte the window let go of last (-1 when it let go of none). */
+  const beforeStart = (): number => (ring.written() === size ? -1 : ring.byteBack(size + 1))
   return {
     push: (bytes, at, breaks) => {
       if (bytes.length === 0) return
@@ -70,33 +76,18 @@ export const make = (
       if (past >= bytes.length || windowBytes === 0) return
       // the body's writer took the room for the head's part of these bytes before showing them: what is free is the window's to take
       grow()
-      // masked output is never written to again (the head's writer queues it as it is): kept without a copy
-      const own = bytes.subarray(past)
-      parts.push(own)
-      size += own.length
-      // keep no more than the room: whole parts first, then the front of the oldest
-      while (size > room && parts.length > 0) {
-        const over = size - room
-        const oldest = parts[0]!
-        if (oldest.length <= over) {
-          beforeStart = oldest[oldest.length - 1]!
-          size -= parts.shift()!.length
-        } else {
-          beforeStart = oldest[over - 1]!
-          parts[0] = oldest.subarray(over)
-          size -= over
-        }
-      }
+      ring.push(bytes.subarray(past))
+      size = Math.min(room, ring.written())
     },
     view: () => {
       if (size === 0) return undefined
-      const bytes = concat(parts)
+      const bytes = ring.last(size)
       const start = end - bytes.length
       // from the first whole line, unless the window reaches back to the head's end,
       // where it starts at the first whole code point the head's limit left out
       let from = 0
       let lineStart: boolean
-      if (start > headLimit && beforeStart === 10) {
+      if (start > headLimit && beforeStart() === 10) {
         lineStart = true
       } else if (start > headLimit) {
         const nl = bytes.indexOf(10)
@@ -116,6 +107,8 @@ export const make = (
     release: () => {
       reservation?.settle(0)
       room = 0
+      size = 0
+      ring = Ring.make(0)
     }
   }
 }

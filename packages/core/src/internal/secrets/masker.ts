@@ -1,4 +1,4 @@
-import type { KnownValue, Masker, MaskerOptions, SecretRule, StreamCheckpoint, Watch } from "../../Secrets.js"
+import type { KnownValue, Masker, MaskerOptions, SecretRule, StreamCheckpoint, StreamOptions, Watch } from "../../Secrets.js"
 import { applyFindings, type Engine, type Literal, makeEngine } from "./engine.js"
 import { checkKnownValue, type KnownValueProblem, knownValueForms } from "./knownValues.js"
 import { defaultRules } from "./rules.js"
@@ -57,14 +57,15 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
 
   // Engines that also report watched literals, one per list of literals.
   const watching = new WeakMap<ReadonlyArray<string>, Engine>()
-  const stream = (watch?: Watch, from?: StreamCheckpoint) => {
-    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes, undefined, from)
+  const stream = (watch?: Watch, from?: StreamCheckpoint, options: StreamOptions = {}) => {
+    const reuse = options.reuseOutput === true
+    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes, undefined, from, reuse)
     let watchingEngine = watching.get(watch.literals)
     if (watchingEngine === undefined) {
       watchingEngine = makeEngine(rules, literals, watch.literals)
       watching.set(watch.literals, watchingEngine)
     }
-    return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark, from)
+    return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark, from, reuse)
   }
 
   const maskBytes = (bytes: Uint8Array): Uint8Array => {
@@ -87,6 +88,11 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
 
   return {
     _tag: "Built",
-    masker: { maskBytes, maskText, stream: (watch) => stream(watch), resume: (checkpoint, watch) => stream(watch, checkpoint) }
+    masker: {
+      maskBytes,
+      maskText,
+      stream: (watch, options) => stream(watch, undefined, options),
+      resume: (checkpoint, watch, options) => stream(watch, checkpoint, options)
+    }
   }
 }

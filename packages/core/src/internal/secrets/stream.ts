@@ -1,5 +1,5 @@
 import type { StreamCheckpoint, StreamMasker } from "../../Secrets.js"
-import { concat } from "../bytes.js"
+import { concat, copyOf } from "../bytes.js"
 import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
@@ -10,7 +10,10 @@ const NEWLINE = 0x0a
 
 /** The parts joined into a new array, which masking may write into without touching the caller's bytes. */
 const copied = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array =>
-  parts.length === 1 ? parts[0]!.slice() : concat(parts, length)
+  parts.length === 1 ? copyOf(parts[0]!) : concat(parts, length)
+
+/** Largest window a stream that reuses its output builds in the buffer it keeps; longer ones get a buffer of their own. */
+const MAX_REUSED = 4 * 1024 * 1024
 
 /**
  * A streaming masker. Complete lines are emitted as soon as they arrive;
@@ -20,13 +23,16 @@ const copied = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array =>
  * line), and key blocks still open at a cut go on in the next window with
  * the lines they have masked, so a secret split across chunks at any byte
  * is masked as in the whole text. `from` resumes a stream another one
- * checkpointed.
+ * checkpointed. With `reuseOutput`, every window is built in one buffer the
+ * stream keeps, so what `push` and `end` return is only good until the next
+ * call (see `Secrets.StreamOptions`).
  */
 export const makeStreamMasker = (
   engine: Engine,
   maxHeldBytes: number,
   onMark?: (position: number) => void,
-  from?: StreamCheckpoint
+  from?: StreamCheckpoint,
+  reuseOutput = false
 ): StreamMasker => {
   // A line is cut once it is longer than `maxHeldBytes`; a small cap is
   // raised towards twice the context so each cut frees a good share of what
@@ -42,6 +48,20 @@ export const makeStreamMasker = (
   let carried: ReadonlyArray<OpenBlock> = []
   // Bytes emitted so far: marks are reported in output coordinates, once each.
   let emitted = 0
+  // where windows are built when the output is reused
+  let scratch: Uint8Array = EMPTY
+
+  /** The context and the pending chunks in one buffer masking may write into: a fresh one, or the one kept. */
+  const windowOf = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
+    if (!reuseOutput || length > MAX_REUSED) return copied(parts, length)
+    if (scratch.length < length) scratch = new Uint8Array(Math.min(MAX_REUSED, Math.max(length, 2 * scratch.length)))
+    let at = 0
+    for (const part of parts) {
+      scratch.set(part, at)
+      at += part.length
+    }
+    return scratch.subarray(0, length)
+  }
 
   const reset = (): void => {
     chunks = []
@@ -54,10 +74,10 @@ export const makeStreamMasker = (
   }
 
   const emit = (cut: number, final: boolean): Uint8Array => {
-    // One fresh buffer holds the context and everything pending, so the
-    // emitted part can be masked in place; what the next window needs is
-    // copied out first, since it must be the original bytes.
-    const combined = copied([context, ...chunks], context.length + pendingLength)
+    // One buffer holds the context and everything pending, so the emitted
+    // part can be masked in place; what the next window needs is copied out
+    // first, since it must be the original bytes.
+    const combined = windowOf([context, ...chunks], context.length + pendingLength)
     const findings = engine.scan(combined, { carried, resumeAt: context.length, startsLine, final })
     const at = context.length + cut
 
