@@ -111,6 +111,8 @@ const QUEUED_BYTES = 4 * 1024 * 1024
 /** The writer's first slab (most bodies are short), and the later ones. */
 const FIRST_SLAB = 16 * 1024
 const LARGE_SLAB = 1024 * 1024
+/** A part is split where a slab ends, unless the slab has less room than this left (or than the part), when the next slab takes it. */
+const MIN_PIECE = 64 * 1024
 /** Free slabs kept: as many as the queue holds, so a flood that the store keeps up with allocates no more. */
 const SPARE_SLABS = QUEUED_BYTES / LARGE_SLAB
 /** The room a queued part takes: its length, no more than all of it. */
@@ -235,11 +237,21 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
     }
   })
 
-/** Copies a part into the writer's slabs at once (what it was lent from may change after this call), then queues it for the store once there is room. */
+/**
+ * Copies a part into the writer's slabs at once (what it was lent from may
+ * change after this call), filling each slab before the next, then queues
+ * the copies for the store once there is room.
+ */
 const enqueue = (w: State, part: Uint8Array) => {
-  const region = w.slabs.take(part.length)
-  region.bytes.set(part)
-  return Effect.zipRight(w.room.take(weight(part)), Queue.offer(w.queue, region))
+  const regions: Array<Slabs.Region> = []
+  for (let at = 0; at < part.length;) {
+    const room = w.slabs.free(Math.min(part.length - at, MIN_PIECE))
+    const n = Math.min(part.length - at, room.length)
+    room.set(part.subarray(at, at + n))
+    regions.push(w.slabs.claim(n))
+    at += n
+  }
+  return Effect.forEach(regions, (region) => Effect.zipRight(w.room.take(weight(region.bytes)), Queue.offer(w.queue, region)), { discard: true })
 }
 
 /** Creates the body in the store (and its manifest, when visible), then writes what was held back. */
