@@ -783,12 +783,18 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
   // the incomplete last line so far, and where it starts
   let carry: Uint8Array = new Uint8Array(0)
   let carryStart = 0
-  // output before the current chunk, for looking back from a match: the line
-  // it is in may have begun up to `LINE_BYTES` before the chunk, and the
-  // look goes `RECENT_BYTES` further (copies: the caller's bytes may change)
-  const recent = Ring.make(RECENT_BYTES + LINE_BYTES)
-  /** The kept output before the current chunk, and whether it reaches back to the start of the output. */
-  const recentBytes = () => ({ bytes: recent.last(RECENT_BYTES + LINE_BYTES), fromZero: recent.written() <= RECENT_BYTES + LINE_BYTES })
+  // For looking back from a match, `RECENT_BYTES` of what comes before its
+  // line, as copies (the caller's bytes may change): the output before the
+  // current chunk, and the output before the line carried into it, kept when
+  // that line began (it may have begun chunks ago). Each starts the output
+  // when the line starts within `RECENT_BYTES` of its start.
+  const recent = Ring.make(RECENT_BYTES)
+  let beforeCarry: Uint8Array = new Uint8Array(0)
+  /** What a look back from a line starting at output offset `lineStart` sees. */
+  const before = (bytes: Uint8Array, lineStart: number) => ({
+    bytes: bytes.subarray(Math.max(0, bytes.length - RECENT_BYTES)),
+    fromZero: lineStart <= RECENT_BYTES
+  })
 
   const accept = (bytes: Uint8Array, start: number, firstLine: number, breaks?: number) => {
     if (bytes.length === 0) return
@@ -826,34 +832,36 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
         if (j.hasPending()) j.feedPending(line, text)
         if (marked) {
           const at = pos
-          const carried = pos === 0 ? carry.length : 0
-          j.visit(line, text, () => {
-            const earlier = recentBytes()
-            const all = concat([earlier.bytes, chunk.subarray(0, at)])
-            const cut = all.subarray(0, Math.max(0, all.length - carried))
-            const from = Math.max(0, cut.length - RECENT_BYTES)
-            return { bytes: cut.subarray(from), fromZero: earlier.fromZero && from === 0 }
-          })
+          const carried = pos === 0 && carry.length > 0
+          j.visit(line, text, () =>
+            carried
+              ? before(beforeCarry, carryStart)
+              : before(concat([recent.last(RECENT_BYTES), chunk.subarray(Math.max(0, at - RECENT_BYTES), at)]), start + at))
         }
         pos = nl + 1
         line++
       }
       marks = marks.slice(mi).filter((m) => m >= start + pos || (pos === 0 && m >= carryStart))
     }
-    // keep the incomplete last line (a copy: the caller's bytes may change), and its number
+    // keep the incomplete last line (a copy: the caller's bytes may change), its number, and what came before it
     const lastBreak = chunk.lastIndexOf(10)
     if (lastBreak === -1) {
       if (carry.length === 0) {
         carryStart = start
         carryLine = firstLine
+        beforeCarry = recent.last(RECENT_BYTES)
       }
       if (carry.length < LINE_BYTES) carry = concat([carry, chunk.subarray(0, LINE_BYTES - carry.length)])
     } else {
       carry = copyOf(chunk, lastBreak + 1)
       carryStart = start + lastBreak + 1
       carryLine = firstLine + (breaks ?? countNewlines(chunk))
+      // a line that goes on in the next chunk: what comes before it (output chunks mostly end at a break)
+      if (carry.length > 0) {
+        beforeCarry = concat([recent.last(RECENT_BYTES), chunk.subarray(Math.max(0, lastBreak + 1 - RECENT_BYTES), lastBreak + 1)])
+      }
     }
-    recent.push(chunk)
+    recent.push(chunk.subarray(Math.max(0, chunk.length - RECENT_BYTES)))
   }
 
   // The carried line's number: the line after the last break of the chunk it began in.
@@ -866,14 +874,7 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
       const text = decodeLine(carry)
       const line = lineOfCarry()
       if (j.hasPending()) j.feedPending(line, text)
-      if (marks.some((m) => m >= carryStart)) {
-        const earlier = recentBytes()
-        const cut = earlier.bytes.subarray(0, Math.max(0, earlier.bytes.length - carry.length))
-        j.visit(line, text, () => ({
-          bytes: cut.subarray(Math.max(0, cut.length - RECENT_BYTES)),
-          fromZero: earlier.fromZero && cut.length <= RECENT_BYTES
-        }))
-      }
+      if (marks.some((m) => m >= carryStart)) j.visit(line, text, () => before(beforeCarry, carryStart))
       marks = []
       carry = new Uint8Array(0)
     }

@@ -27,9 +27,22 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 const engines = new WeakMap<ReadonlyArray<SecretRule>, Engine>()
+/** Most engines with watched literals kept for one set of rules. */
+const MAX_WATCHING = 8
+/** Engines that also report watched literals, for maskers without known values: by rules, then by the literals. */
+const watchingEngines = new WeakMap<ReadonlyArray<SecretRule>, Map<string, Engine>>()
 
 const normalize = (value: string | KnownValue): KnownValue | { readonly name: undefined; readonly value: string } =>
   typeof value === "string" ? { name: undefined, value } : value
+
+const sharedWatching = (rules: ReadonlyArray<SecretRule>): Map<string, Engine> => {
+  let map = watchingEngines.get(rules)
+  if (map === undefined) {
+    map = new Map()
+    watchingEngines.set(rules, map)
+  }
+  return map
+}
 
 /** Builds a masker, or says which known value was refused and why. */
 export const buildMasker = (options: MaskerOptions = {}): Built => {
@@ -55,15 +68,19 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
     ? DEFAULT_MAX_HELD_BYTES
     : Math.max(0, Math.floor(requested))
 
-  // Engines that also report watched literals, one per list of literals.
-  const watching = new WeakMap<ReadonlyArray<string>, Engine>()
+  // Engines that also report watched literals, one per list of literals: shared by every masker of
+  // the same rules when there are no known values (building one costs more than masking megabytes)
+  const watching = literals.length === 0 ? sharedWatching(rules) : new Map<string, Engine>()
   const stream = (watch?: Watch, from?: StreamCheckpoint, options: StreamOptions = {}) => {
     const reuse = options.reuseOutput === true
     if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes, undefined, from, reuse)
-    let watchingEngine = watching.get(watch.literals)
+    const key = watch.literals.join("\u0000")
+    let watchingEngine = watching.get(key)
     if (watchingEngine === undefined) {
       watchingEngine = makeEngine(rules, literals, watch.literals)
-      watching.set(watch.literals, watchingEngine)
+      // a few lists are ever watched (the failure rules'); the oldest gives way past a bound
+      if (watching.size >= MAX_WATCHING) watching.delete(watching.keys().next().value!)
+      watching.set(key, watchingEngine)
     }
     return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark, from, reuse)
   }
