@@ -27,6 +27,7 @@
 import { concat, copyOf, latin1 } from "./internal/bytes.js"
 import { newlines as countNewlines } from "./internal/kernel/kernel.js"
 import * as Ring from "./internal/ring.js"
+import { type AnchorScan, makeAnchorScan } from "./internal/secrets/anchors.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Lines near a rule's match that belong with it, walked from the nearest outwards. */
@@ -884,6 +885,18 @@ export const tracker = (compiled: Compiled, options: TrackerOptions = {}): Track
   return { mark: (position) => void marks.push(position), accept, peek: () => j.found(), result }
 }
 
+const literalScans = new WeakMap<Compiled, AnchorScan>()
+
+/** One pass over bytes for all of the rules' literals (what a masker's watch finds as it masks), made once per set of rules. */
+const literalScanOf = (compiled: Compiled): AnchorScan => {
+  let scan = literalScans.get(compiled)
+  if (scan === undefined) {
+    scan = makeAnchorScan(compiled.literals.map((text) => ({ text, ignoreCase: false })))
+    literalScans.set(compiled, scan)
+  }
+  return scan
+}
+
 /** The salient lines of a whole text, for hosts that hold output in memory. */
 export const find = (text: string, compiled: Compiled = compile(), options: TrackerOptions = {}): Found => {
   const bytes = Utf8.encode(text)
@@ -917,30 +930,29 @@ export interface Scanner {
 export const scanner = (compiled: Compiled = compile(), options: TrackerOptions = {}): Scanner => {
   const t = tracker(compiled, options)
   const carryBytes = Math.max(1, ...compiled.literals.map((l) => l.length)) - 1
+  const find = literalScanOf(compiled)
+  const lengths = compiled.literals.map((l) => l.length)
   let offset = 0
   let line = 1
   let carry: Uint8Array = new Uint8Array(0)
   return {
-    push: (input) => {
-      // a method call throughout, so that an array with faster searches of its own (Node's Buffer) uses them
-      const chunk = input
+    push: (chunk) => {
       if (chunk.length === 0) return
-      const text = latin1(carry) + latin1(chunk)
+      // the end of the chunk before, so that a literal across the two is found
+      const bytes = carry.length === 0 ? chunk : concat([carry, chunk])
       const base = offset - carry.length
-      const positions = new Set<number>()
-      for (const literal of compiled.literals) {
-        for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + 1)) {
-          // one wholly inside the carried bytes was found with the chunk before
-          if (at + literal.length > carry.length) positions.add(base + at)
-        }
-      }
-      for (const p of [...positions].sort((a, b) => a - b)) t.mark(p)
-      t.accept(chunk, offset, line)
-      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) line++
+      const positions: Array<number> = []
+      find(bytes, (literal, at) => {
+        // one wholly inside the carried bytes was found with the chunk before
+        if (at + lengths[literal]! > carry.length) positions.push(base + at)
+      })
+      positions.sort((a, b) => a - b)
+      for (let i = 0; i < positions.length; i++) if (i === 0 || positions[i] !== positions[i - 1]) t.mark(positions[i]!)
+      const breaks = countNewlines(chunk)
+      t.accept(chunk, offset, line, breaks)
+      line += breaks
       offset += chunk.length
-      carry = chunk.length >= carryBytes
-        ? chunk.slice(chunk.length - carryBytes)
-        : concat([carry, chunk]).slice(-carryBytes)
+      carry = copyOf(bytes, Math.max(0, bytes.length - carryBytes))
     },
     peek: () => t.peek(),
     result: () => t.result()
