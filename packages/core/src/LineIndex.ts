@@ -30,6 +30,8 @@ export interface Builder {
   readonly newlines: () => number
   /** Bytes of the first line (without its break): the offset of the first break, or all bytes so far. */
   readonly firstLineBytes: () => number
+  /** True while every byte pushed is below 0x80 (told in the same pass that counts the breaks). */
+  readonly ascii: () => boolean
   readonly result: () => LineIndex
 }
 
@@ -43,6 +45,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
   let lastByte = -1
   let firstBreak = -1
   const checkpoints: Array<number> = [0]
+  const seen = { ascii: true }
   return {
     push: (chunk) => {
       if (firstBreak === -1) {
@@ -52,7 +55,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
       // the break that starts the next checkpoint's line, counted from this chunk's first
       const toNext = every - (newlines % every)
       const offset = bytes
-      const count = Kernel.lineStarts(chunk, toNext, every, (start) => checkpoints.push(offset + start))
+      const count = Kernel.lineStarts(chunk, toNext, every, (start) => checkpoints.push(offset + start), seen)
       newlines += count
       if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!
       bytes += chunk.length
@@ -60,6 +63,7 @@ export const builder = (every: number = DEFAULT_EVERY): Builder => {
     },
     newlines: () => newlines,
     firstLineBytes: () => (firstBreak === -1 ? bytes : firstBreak),
+    ascii: () => seen.ascii,
     result: () => {
       const lines = bytes === 0 ? 0 : newlines + (lastByte === 10 ? 0 : 1)
       // a checkpoint at the very end starts no line

@@ -11,7 +11,8 @@ import { isAscii } from "../kernel/kernel.js"
  * @internal
  */
 export interface CodePointCounter {
-  readonly push: (chunk: Uint8Array) => void
+  /** Takes the next bytes; `ascii` says they are all below 0x80 when the caller knows. */
+  readonly push: (chunk: Uint8Array, ascii?: boolean) => void
   /** Ends the stream (a sequence left open counts as one U+FFFD) and returns the count and checkpoints. */
   readonly end: () => { readonly codePoints: number; readonly checkpoints: ReadonlyArray<Checkpoint> }
   /** Code points counted so far (an open sequence not included). */
@@ -39,8 +40,8 @@ export const counter = (every: number): CodePointCounter => {
     lower = 0x80
     upper = 0xbf
   }
-  const push = (chunk: Uint8Array) => {
-    if (needed === 0 && isAscii(chunk)) {
+  const push = (chunk: Uint8Array, ascii?: boolean) => {
+    if (needed === 0 && (ascii ?? isAscii(chunk))) {
       // every byte is a code point: the checkpoints fall at computable offsets
       const end = count + chunk.length
       let next = Math.ceil(Math.max(count, 1) / every) * every

@@ -338,7 +338,8 @@ const accept = (w: State, out: Uint8Array): Effect.Effect<void> =>
     if (w.spec.onMasked !== undefined) w.spec.onMasked(out, at, part.length === out.length ? keptNewlines : countNewlines(out))
     if (part.length === 0) return Effect.void
     w.keptBytes += part.length
-    w.codePoints.push(part)
+    // the line index saw whether these bytes are ASCII in its pass
+    w.codePoints.push(part, w.lines.ascii() ? true : undefined)
     const br = part.lastIndexOf(10)
     if (br !== -1) w.lastBreak = w.keptBytes - part.length + br + 1
     w.lastKept = part[part.length - 1]!

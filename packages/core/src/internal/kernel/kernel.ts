@@ -125,9 +125,17 @@ export const isAscii = (bytes: Uint8Array): boolean => {
 /**
  * Counts the line breaks in `bytes` and calls `start(offset)` with the
  * offset just past the `want`-th of them, the `(want + every)`-th, and so
- * on (`want` counts from 1; 0 asks for none). Returns the count.
+ * on (`want` counts from 1; 0 asks for none). Returns the count. With
+ * `seen`, also clears `seen.ascii` when a byte is 0x80 or more, in the same
+ * pass.
  */
-export const lineStarts = (bytes: Uint8Array, want: number, every: number, start: (offset: number) => void): number => {
+export const lineStarts = (
+  bytes: Uint8Array,
+  want: number,
+  every: number,
+  start: (offset: number) => void,
+  seen?: { ascii: boolean }
+): number => {
   const k = bytes.length < SMALL ? undefined : sharedKernel(OUT + 4 * (Math.floor(Math.min(bytes.length, SEGMENT) / Math.max(1, every)) + 2))
   let count = 0
   let next = want
@@ -135,6 +143,7 @@ export const lineStarts = (bytes: Uint8Array, want: number, every: number, start
     const part = bytes.subarray(at, Math.min(bytes.length, at + SEGMENT))
     let found: number
     if (k === undefined) {
+      if (seen !== undefined && seen.ascii) seen.ascii = isAsciiJs(part)
       found = countNewlinesJs(part)
       let from = -1
       for (let w = next, seen = 0; next > 0 && w <= found; w += every) {
@@ -144,7 +153,9 @@ export const lineStarts = (bytes: Uint8Array, want: number, every: number, start
       }
     } else {
       k.bytes.set(part, 0)
+      k.exports.nonAscii.value = 0
       found = k.exports.lines(0, part.length, next, Math.max(0, every), OUT)
+      if (seen !== undefined && k.exports.nonAscii.value !== 0) seen.ascii = false
       if (next > 0 && next <= found) {
         const written = every > 0 ? Math.floor((found - next) / every) + 1 : 1
         for (let i = 0; i < written; i++) start(at + k.words[OUT / 4 + i]!)
