@@ -510,8 +510,19 @@ export const GREP_PATTERN_CHARS = 160
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** Compiles rules once for any number of trackers. */
+const compiledRules = new WeakMap<ReadonlyArray<SalienceRule>, Compiled>()
+
+/** Compiles rules once for any number of trackers (a list compiled before is not compiled again). */
 export const compile = (rules: ReadonlyArray<SalienceRule> = defaultRules): Compiled => {
+  let compiled = compiledRules.get(rules)
+  if (compiled === undefined) {
+    compiled = compileRules(rules)
+    compiledRules.set(rules, compiled)
+  }
+  return compiled
+}
+
+const compileRules = (rules: ReadonlyArray<SalienceRule>): Compiled => {
   const salient = rules.filter((r) => r.role !== "opens")
   const literals = [...new Set([...rules.flatMap((r) => r.anchors), "@@ -", "@@@ -", "```", "~~~", "Author: ", "diff --git"])]
     .map((a) => latin1(Utf8.encode(a)))
