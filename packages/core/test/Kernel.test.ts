@@ -119,6 +119,27 @@ describe("byte kernel", () => {
     expect(found.sort()).toEqual(want.sort())
   }, { fastCheck: { numRuns: 150 } })
 
+  it("finds anchors across the kernel's 1 MiB segments, whose four-byte keys start in the segment before", () => {
+    const anchors = [
+      { text: "ghp_", ignoreCase: false },
+      { text: "SeCrEt", ignoreCase: true },
+      { text: "xyz", ignoreCase: false },
+      { text: "AKIAQ", ignoreCase: false }
+    ]
+    const scan = makeAnchorScan(anchors)
+    // each anchor from 7 bytes before the first segment's end to 3 past it, in an input of its own
+    for (const [index, anchor] of anchors.entries()) {
+      for (let shift = -7; shift <= 3; shift++) {
+        const text = new Uint8Array(Kernel.SEGMENT + 64).fill(0x2e)
+        const shown = anchor.ignoreCase ? anchor.text.toUpperCase() : anchor.text
+        text.set(Uint8Array.from(shown, (c) => c.charCodeAt(0)), Kernel.SEGMENT + shift)
+        const found: Array<string> = []
+        scan(text, (a, position) => found.push(`${a}@${position}`))
+        expect(found, `${anchor.text} at ${shift}`).toEqual([`${index}@${Kernel.SEGMENT + shift}`])
+      }
+    }
+  })
+
   it("gives the same results without WebAssembly (node --jitless), from the JavaScript loops", () => {
     const script = [
       `import * as Kernel from ${JSON.stringify(new URL("../dist/internal/kernel/kernel.js", import.meta.url).href)}`,

@@ -170,8 +170,8 @@ export const lineStarts = (
   return count
 }
 
-/** Where an anchor collector keeps its flag tables, the words it scans, and the hits it writes. */
-const DATA = 2 * 65536
+/** Where an anchor collector keeps its tables, the words it scans (after the bytes before them), and the hits it writes. */
+const DATA = 3 * 65536 + 64
 const HITS = DATA + SEGMENT + 64
 
 /** The anchor scan's first pass over one set of flag tables (see ../secrets/anchors.ts). */
@@ -179,7 +179,9 @@ export interface Collector {
   /**
    * Looks at words `[0, count)` of `bytes` from `start` (4-byte words; the
    * word after the last must exist) and calls `hit(k)` with the index of
-   * each word whose windows or pairs are set in the tables.
+   * each word whose windows or pairs are set in the tables (`windowFlags`
+   * with the kinds kernel.wat reads), a window of a longer anchor only when
+   * one of its four-byte keys is there too.
    */
   readonly collect: (
     bytes: Uint8Array,
@@ -191,13 +193,14 @@ export interface Collector {
   ) => void
 }
 
-/** A collector for these pair flags (the window flags may change between calls); undefined where there is no kernel. */
-export const collector = (pairFlags: Uint8Array): Collector | undefined => {
+/** A collector for these pair and key flags (the window flags may change between calls); undefined where there is no kernel. */
+export const collector = (pairFlags: Uint8Array, quadFlags: Uint8Array): Collector | undefined => {
   const exports = instantiate(HITS + SEGMENT)
   if (exports === undefined) return undefined
   const memory = new Uint8Array(exports.memory.buffer)
   const hits = new Int32Array(exports.memory.buffer)
   memory.set(pairFlags, 65536)
+  memory.set(quadFlags, 2 * 65536)
   let windows: Uint8Array | undefined
   const words = SEGMENT / 4
   return {
@@ -209,6 +212,8 @@ export const collector = (pairFlags: Uint8Array): Collector | undefined => {
       for (let first = 0; first < count; first += words) {
         const n = Math.min(words, count - first)
         const from = start + 4 * first
+        // the byte before the words too, where the input has one: a key may start there
+        if (from > 0) memory[DATA - 1] = bytes[from - 1]!
         memory.set(bytes.subarray(from, from + 4 * n + 4), DATA)
         const found = exports.collect(DATA, n, multiplier, HITS)
         for (let h = 0; h < found; h++) hit(first + hits[HITS / 4 + h]!)

@@ -11,16 +11,21 @@
   ;; 1 once a byte of 0x80 or more was seen by `lines`; the caller resets it.
   (global $nonAscii (export "nonAscii") (mut i32) (i32.const 0))
 
-  ;; The anchor scan's first pass (see ../secrets/anchors.ts). The flag
-  ;; tables sit at fixed places: one byte per 16-bit window hash at
-  ;; [0, 65536), one byte per byte pair at [65536, 131072). For each
-  ;; 4-byte word k in [0, count) at `data` (which must hold one more word
-  ;; after them: the second window of a word ends in the next), looks up
-  ;; the hashes of the 3-byte windows starting at its bytes 0 and 2 and the
-  ;; pairs at its bytes 0 and 2; writes k to `hits` (one i32 each) when any
-  ;; is set. Returns how many it wrote.
+  ;; The anchor scan's first pass (see ../secrets/anchors.ts). Its tables
+  ;; sit at fixed places: the kind of each 16-bit window hash at [0, 65536)
+  ;; (0 none, 1 a three-byte anchor's window, 2 only longer anchors'), one
+  ;; byte per byte pair at [65536, 131072), and one per 16-bit hash of the
+  ;; longer anchors' four-byte keys at [131072, 196608). For each 4-byte word
+  ;; k in [0, count) at `data`, looks up the hashes of the 3-byte windows
+  ;; starting at its bytes 0 and 2 and the pairs at its bytes 0 and 2. A pair,
+  ;; or a window of kind 1, is a hit; a window of kind 2 is one only when the
+  ;; four bytes an anchor there would have (at the word's bytes -1, 0, 1 or 2)
+  ;; hash to a key. Writes k to `hits` (one i32 each) for every hit; returns
+  ;; how many. `data` must hold a byte before the first word (the one before
+  ;; it in the input, or any byte where there is none) and a word after the
+  ;; last: the second window of a word, and the keys, reach into them.
   (func (export "collect") (param $data i32) (param $count i32) (param $mul i32) (param $hits i32) (result i32)
-    (local $p i32) (local $end i32) (local $word i32) (local $out i32)
+    (local $p i32) (local $end i32) (local $word i32) (local $out i32) (local $set i32)
     (local.set $p (local.get $data))
     (local.set $out (local.get $hits))
     (local.set $end (i32.add (local.get $data) (i32.shl (local.get $count) (i32.const 2))))
@@ -28,18 +33,34 @@
       (loop $next
         (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
         (local.set $word (i32.load (local.get $p)))
-        (if (i32.or
-              (i32.or
-                (i32.load8_u
-                  (i32.shr_u (i32.mul (i32.and (local.get $word) (i32.const 0xffffff)) (local.get $mul)) (i32.const 16)))
-                (i32.load8_u
-                  (i32.shr_u (i32.mul (i32.and (i32.load offset=2 align=1 (local.get $p)) (i32.const 0xffffff)) (local.get $mul)) (i32.const 16))))
-              (i32.or
-                (i32.load8_u offset=65536 (i32.and (local.get $word) (i32.const 0xffff)))
-                (i32.load8_u offset=65536 (i32.shr_u (local.get $word) (i32.const 16)))))
+        (local.set $set
+          (i32.or
+            (i32.or
+              (i32.load8_u
+                (i32.shr_u (i32.mul (i32.and (local.get $word) (i32.const 0xffffff)) (local.get $mul)) (i32.const 16)))
+              (i32.load8_u
+                (i32.shr_u (i32.mul (i32.and (i32.load offset=2 align=1 (local.get $p)) (i32.const 0xffffff)) (local.get $mul)) (i32.const 16))))
+            (i32.or
+              (i32.load8_u offset=65536 (i32.and (local.get $word) (i32.const 0xffff)))
+              (i32.load8_u offset=65536 (i32.shr_u (local.get $word) (i32.const 16))))))
+        (if (local.get $set)
           (then
-            (i32.store (local.get $out) (i32.shr_u (i32.sub (local.get $p) (local.get $data)) (i32.const 2)))
-            (local.set $out (i32.add (local.get $out) (i32.const 4)))))
+            (if (i32.or
+                  (i32.and (local.get $set) (i32.const 1))
+                  (i32.or
+                    (i32.or
+                      (i32.load8_u offset=131072
+                        (i32.shr_u (i32.mul (i32.load align=1 (i32.sub (local.get $p) (i32.const 1))) (i32.const 0x9e3779b1)) (i32.const 16)))
+                      (i32.load8_u offset=131072
+                        (i32.shr_u (i32.mul (local.get $word) (i32.const 0x9e3779b1)) (i32.const 16))))
+                    (i32.or
+                      (i32.load8_u offset=131072
+                        (i32.shr_u (i32.mul (i32.load offset=1 align=1 (local.get $p)) (i32.const 0x9e3779b1)) (i32.const 16)))
+                      (i32.load8_u offset=131072
+                        (i32.shr_u (i32.mul (i32.load offset=2 align=1 (local.get $p)) (i32.const 0x9e3779b1)) (i32.const 16))))))
+              (then
+                (i32.store (local.get $out) (i32.shr_u (i32.sub (local.get $p) (local.get $data)) (i32.const 2)))
+                (local.set $out (i32.add (local.get $out) (i32.const 4)))))))
         (local.set $p (i32.add (local.get $p) (i32.const 4)))
         (br $next)))
     (i32.shr_u (i32.sub (local.get $out) (local.get $hits)) (i32.const 2)))

@@ -231,6 +231,8 @@ interface Keys {
   readonly byShort: Map<number, Array<number>>
   /** The first bytes of two-byte anchors. */
   readonly firstFlags: Uint8Array
+  /** The four bytes of each anchor of four bytes or more that its two windows cover, in every case it matches. */
+  readonly quads: Array<number>
 }
 
 /** Keys an anchor by the pair at `offset` (every case of it, when it ignores case). */
@@ -280,7 +282,43 @@ const keyAnchor = (keys: Keys, spec: AnchorSpec, bytes: Uint8Array, anchor: numb
     const best = rarestWindows(bytes)
     keyWindow(keys, spec, bytes, anchor, best)
     keyWindow(keys, spec, bytes, anchor, best + 1)
+    for (const a of variantsOf(spec, bytes[best])) {
+      for (const b of variantsOf(spec, bytes[best + 1])) {
+        for (const c of variantsOf(spec, bytes[best + 2])) {
+          for (const d of variantsOf(spec, bytes[best + 3])) keys.quads.push((a | (b << 8) | (c << 16) | (d << 24)) >>> 0)
+        }
+      }
+    }
   }
+}
+
+/** A 16-bit hash of four bytes given as a 32-bit number (the kernel's second look, see kernel.wat). */
+export const QUAD_MULTIPLIER = 0x9e3779b1
+const hashQuad = (quad: number): number => Math.imul(quad, QUAD_MULTIPLIER) >>> 16
+
+/** One flag per hash of the anchors' four-byte keys. */
+const quadFlagsOf = (quads: ReadonlyArray<number>): Uint8Array => {
+  const flags = new Uint8Array(65536)
+  for (const quad of quads) flags[hashQuad(quad)] = 1
+  return flags
+}
+
+/**
+ * The window flags as the kernel reads them: 1 where a window of a
+ * three-byte anchor hashes (a hit there is looked at as it is), 2 where
+ * only windows of longer anchors do (a hit there is first checked against
+ * their four-byte keys), 0 elsewhere.
+ */
+const windowKindsOf = (windows: Keyed, patterns: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const kinds = new Uint8Array(65536)
+  for (let key = 0; key < 65536; key++) {
+    if (windows.flags[key] === 0) continue
+    const list = windows.groups[windows.table[key] - 1]
+    let kind = 2
+    for (let k = 0; k < list.length; k += 3) if (patterns[list[k + 1]].length < 4) kind = 1
+    kinds[key] = kind
+  }
+  return kinds
 }
 
 /**
@@ -303,6 +341,9 @@ interface Tables {
   readonly patterns: ReadonlyArray<Uint8Array>
   readonly folded: ReadonlyArray<boolean>
   windows: Keyed
+  /** The windows' flags for the kernel (see `windowKindsOf`), and the flags of the longer anchors' four-byte keys. */
+  windowKinds: Uint8Array
+  readonly quadFlags: Uint8Array
   /** What the windows are hashed by: chosen against frequent windows, then again against the output itself (see `rethink`). */
   multiplier: number
   /** (window, anchor, offset) triples, to hash again by another multiplier. */
@@ -329,7 +370,7 @@ interface Tables {
 const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
   const patterns: Array<Uint8Array> = []
   const folded: Array<boolean> = []
-  const keys: Keys = { windows: [], byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256) }
+  const keys: Keys = { windows: [], byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256), quads: [] }
   specs.forEach((spec, anchor) => {
     const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
     const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
@@ -348,6 +389,8 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
     patterns,
     folded,
     windows,
+    windowKinds: windowKindsOf(windows, patterns),
+    quadFlags: quadFlagsOf(keys.quads),
     multiplier,
     entries: keys.windows,
     values,
@@ -502,9 +545,9 @@ const scan = (tables: Tables, pass: Pass): void => {
   }
   // words [0, count - 1): the last one's second window ends past it, so it is looked at one position at a time
   let found = 0
-  if (tables.collector === undefined && count >= KERNEL_WORDS) tables.collector = Kernel.collector(tables.pairFlags) ?? null
+  if (tables.collector === undefined && count >= KERNEL_WORDS) tables.collector = Kernel.collector(tables.pairFlags, tables.quadFlags) ?? null
   if (tables.collector && count >= KERNEL_WORDS) {
-    tables.collector.collect(bytes, start, count - 1, tables.windows.flags, tables.multiplier, (k) => {
+    tables.collector.collect(bytes, start, count - 1, tables.windowKinds, tables.multiplier, (k) => {
       found++
       atWord(k)
     })
@@ -576,6 +619,7 @@ const rethink = (tables: Tables, words: Uint32Array): void => {
   if (best === tables.multiplier || bestHits * 5 > now * 4) return
   tables.multiplier = best
   tables.windows = keyed(byHash(tables.entries, best))
+  tables.windowKinds = windowKindsOf(tables.windows, tables.patterns)
   tables.interval = RETHINK_WORDS
 }
 
