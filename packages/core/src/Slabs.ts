@@ -101,6 +101,47 @@ export const split = (region: Region, at: number): Region => {
   return { slab: region.slab, bytes: region.bytes.subarray(at) }
 }
 
+/**
+ * The regions as few views as they make: regions that follow each other in
+ * one slab are one view of it (no copy); regions of their own next to each
+ * other are joined into one copy.
+ */
+export const views = (regions: ReadonlyArray<Region>): Array<Uint8Array> => {
+  const out: Array<Uint8Array> = []
+  let own: Array<Uint8Array> = []
+  const join = () => {
+    if (own.length === 1) out.push(own[0]!)
+    else if (own.length > 1) {
+      const joined = new Uint8Array(own.reduce((n, b) => n + b.length, 0))
+      let at = 0
+      for (const b of own) {
+        joined.set(b, at)
+        at += b.length
+      }
+      out.push(joined)
+    }
+    own = []
+  }
+  let last: Region | undefined
+  for (const region of regions) {
+    if (region.slab === undefined) {
+      own.push(region.bytes)
+      last = undefined
+      continue
+    }
+    join()
+    const previous = out[out.length - 1]
+    if (last !== undefined && previous !== undefined && adjoins(last, region)) {
+      out[out.length - 1] = new Uint8Array(previous.buffer, previous.byteOffset, previous.length + region.bytes.length)
+    } else {
+      out.push(region.bytes)
+    }
+    last = region
+  }
+  join()
+  return out
+}
+
 /** Whether `b` follows `a` in the same slab, so the two are one view. */
 export const adjoins = (a: Region, b: Region): boolean =>
   a.slab !== undefined && a.slab === b.slab && a.bytes.byteOffset + a.bytes.length === b.bytes.byteOffset

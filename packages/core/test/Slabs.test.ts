@@ -49,6 +49,22 @@ describe("Slabs", () => {
     expect(got.slab!.lent).toBe(0)
   })
 
+  it("views regions as few as they make: neighbours in one slab as one view, buffers of their own joined in one copy", () => {
+    const pool = Slabs.pool({ first: 64, large: 64 })
+    const a = pool.take(10)
+    const b = pool.take(20)
+    a.bytes.fill(1)
+    b.bytes.fill(2)
+    const own = [{ slab: undefined, bytes: Uint8Array.of(3, 3) }, { slab: undefined, bytes: Uint8Array.of(4) }]
+    const c = pool.take(5)
+    c.bytes.fill(5)
+    const out = Slabs.views([a, b, ...own, c])
+    expect(out.map((v) => [...v])).toEqual([[...a.bytes, ...b.bytes], [3, 3, 4], [5, 5, 5, 5, 5]])
+    // the first is a view of the slab, not a copy
+    expect(out[0]!.buffer).toBe(a.slab!.bytes.buffer)
+    expect(Slabs.views([])).toEqual([])
+  })
+
   it.prop("never lends bytes another region still holds, and keeps a bounded number of slabs for a stream that gives back", [
     fc.array(fc.record({ size: fc.integer({ min: 1, max: 70 }), hold: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 300 })
   ], ([steps]) => {

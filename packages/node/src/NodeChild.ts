@@ -127,38 +127,6 @@ interface Batch {
 const EMPTY: Batch = { chunks: [], regions: [] }
 
 /**
- * The regions taken as chunks: reads that follow each other in one buffer
- * are one view of it; reads in buffers of their own (where the pipe could
- * not be read into reused ones) are joined into one copy.
- */
-const chunksOf = (regions: ReadonlyArray<PipeReader.Region>): Array<Uint8Array> => {
-  const chunks: Array<Uint8Array> = []
-  let own: Array<Uint8Array> = []
-  const flushOwn = () => {
-    if (own.length > 0) chunks.push(own.length === 1 ? own[0]! : Buffer.concat(own))
-    own = []
-  }
-  let last: PipeReader.Region | undefined
-  for (const region of regions) {
-    if (region.slab === undefined) {
-      own.push(region.bytes)
-      last = undefined
-      continue
-    }
-    flushOwn()
-    const previous = chunks[chunks.length - 1]
-    if (last !== undefined && previous !== undefined && Slabs.adjoins(last, region)) {
-      chunks[chunks.length - 1] = new Uint8Array(previous.buffer, previous.byteOffset, previous.length + region.bytes.length)
-    } else {
-      chunks.push(region.bytes)
-    }
-    last = region
-  }
-  flushOwn()
-  return chunks
-}
-
-/**
  * What has arrived, in batches of at most `maxBatch` bytes; empty once both
  * pipes closed (or the drain grace passed). While output floods in (a pipe
  * delivers 64 KiB or more a turn), a batch waits a few turns of the event
@@ -220,7 +188,7 @@ const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGrac
         p.paused = false
         for (const reader of p.readers) reader.resume()
       }
-      resume(Effect.succeed(regions.length === 0 ? EMPTY : { chunks: chunksOf(regions), regions }))
+      resume(Effect.succeed(regions.length === 0 ? EMPTY : { chunks: Slabs.views(regions), regions }))
     }
     give()
     return Effect.sync(() => {

@@ -193,22 +193,6 @@ const manifestOf = (w: State, state: Manifest["state"], patch: Patch = {}): Mani
   }
 }
 
-/** The writes a batch of parts takes: parts that follow each other in one slab are one write, never copied. */
-const writesOf = (batch: ReadonlyArray<Slabs.Region>): Array<Uint8Array> => {
-  const writes: Array<Uint8Array> = []
-  let last: Slabs.Region | undefined
-  for (const part of batch) {
-    const previous = writes[writes.length - 1]
-    if (last !== undefined && previous !== undefined && Slabs.adjoins(last, part)) {
-      writes[writes.length - 1] = new Uint8Array(previous.buffer, previous.byteOffset, previous.length + part.bytes.length)
-    } else {
-      writes.push(part.bytes)
-    }
-    last = part
-  }
-  return writes
-}
-
 /** Writes queued parts behind the producer, in batches: a flood goes out in large writes, a trickle at once. */
 const drain = (w: State, sink: BodyFiles.Sink) =>
   Effect.gen(function*() {
@@ -217,7 +201,8 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
       const stop = parts.indexOf(null)
       const batch = (stop === -1 ? parts : parts.slice(0, stop)) as Array<Slabs.Region>
       const writing = batch.length > 0 && !w.ioFailed
-      for (const bytes of writing ? writesOf(batch) : []) {
+      // parts that follow each other in one slab are one write, never copied
+      for (const bytes of writing ? Slabs.views(batch) : []) {
         if (w.ioFailed) break
         const wrote = yield* Effect.either(sink.write(bytes))
         if (wrote._tag === "Left") {
