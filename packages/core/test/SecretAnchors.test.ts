@@ -26,7 +26,11 @@ describe("anchor scan", () => {
       fc.record({ text: fc.string({ unit: fc.constantFrom(...alphabet), minLength: 2, maxLength: 6 }), ignoreCase: fc.boolean() }),
       { minLength: 1, maxLength: 12 }
     ),
-    fc.string({ unit: fc.constantFrom(...alphabet), maxLength: 300 }),
+    // short scans (JavaScript) and ones long enough for the byte kernel's first pass
+    fc.oneof(
+      fc.string({ unit: fc.constantFrom(...alphabet), maxLength: 300 }),
+      fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1100, maxLength: 4000 })
+    ),
     fc.nat(7)
   ], ([anchors, text, shift]) => {
     const backing = new Uint8Array(text.length + shift)
@@ -36,22 +40,6 @@ describe("anchor scan", () => {
     makeAnchorScan(anchors)(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
     expect(found.sort()).toEqual(naive(bytes, anchors))
   }, { fastCheck: { numRuns: 500 } })
-
-  it.prop("finds every anchor of a scan long enough for the byte kernel's first pass, at any offset in memory", [
-    fc.array(
-      fc.record({ text: fc.string({ unit: fc.constantFrom(...alphabet), minLength: 2, maxLength: 6 }), ignoreCase: fc.boolean() }),
-      { minLength: 1, maxLength: 10 }
-    ),
-    fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1100, maxLength: 4000 }),
-    fc.nat(7)
-  ], ([anchors, text, shift]) => {
-    const backing = new Uint8Array(text.length + shift)
-    for (let i = 0; i < text.length; i++) backing[shift + i] = text.charCodeAt(i)
-    const bytes = backing.subarray(shift)
-    const found: Array<string> = []
-    makeAnchorScan(anchors)(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
-    expect(found.sort()).toEqual(naive(bytes, anchors))
-  }, { fastCheck: { numRuns: 150 } })
 
   it.prop("finds anchors planted at the start, the end and every alignment", [
     fc.array(fc.string({ unit: fc.constantFrom(...alphabet), minLength: 2, maxLength: 6 }), { minLength: 1, maxLength: 4 }),
