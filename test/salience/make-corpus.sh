@@ -16,8 +16,10 @@
 # Needs: node 20 + npm/npx (typescript@5.9.3, vitest@3.2.7, pnpm@10.34.8, eslint@9.17.0,
 # eslint-formatter-compact@8.40.0, jest@29.7.0, mocha@10.8.2, prettier@3.3.3 and yarn@1.22.22
 # are fetched from npm), gcc, make, cmake, ninja, python3 with pytest, go, rustc + cargo,
-# javac + java, git. Docker builds are not covered (they need a daemon), nor
-# Maven and Gradle (their plugins cannot be fetched offline).
+# javac + java, Maven with the compiler and surefire plugins and JUnit 5 in its
+# local repository (it runs offline, `mvn -o`), git. Docker builds are not
+# covered (they need a daemon and images), nor Gradle (its plugins cannot be
+# fetched offline).
 # Between runs only timings, clock times, thread ids, build hashes and the
 # interleaving of concurrent output change.
 
@@ -1328,6 +1330,80 @@ done
 capture javac-fail javac "status=0; for f in src/*.java; do echo \"javac \$f\"; javac -Xlint:all -d out \"\$f\" || status=1; done; ls out; exit \$status"
 
 ###########################################################################
+# Maven, offline (-o), with --fail-at-end over a reactor of 12 modules:
+# one module's test fails; in another build, one module does not compile.
+###########################################################################
+make_maven_reactor() { # make_maven_reactor BROKEN(test|compile)
+  modules=""
+  for m in accounts billing cart currency discounts invoices ledger orders payments refunds reports tax; do
+    modules="$modules<module>$m</module>"
+    mkdir -p "$m/src/main/java/com/acme/$m" "$m/src/test/java/com/acme/$m"
+    cat > "$m/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent><groupId>com.acme</groupId><artifactId>shop</artifactId><version>1.0</version></parent>
+  <artifactId>$m</artifactId>
+</project>
+EOF
+    total="long t = 0; for (long x : xs) t += x; return t;"
+    test "$m" = ledger && test "$1" = compile && total="long t = 0; for (long x : xs) t += x; return totl;"
+    test "$m" = ledger && test "$1" = test && total="long t = 0; for (long x : xs) t += x; return t + xs.length / 3;"
+    cat > "$m/src/main/java/com/acme/$m/Totals.java" <<EOF
+package com.acme.$m;
+
+public final class Totals {
+  private Totals() {}
+
+  public static long total(long[] xs) { $total }
+
+  public static long largest(long[] xs) { long m = Long.MIN_VALUE; for (long x : xs) m = Math.max(m, x); return m; }
+}
+EOF
+    cat > "$m/src/test/java/com/acme/$m/TotalsTest.java" <<EOF
+package com.acme.$m;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class TotalsTest {
+  @Test void sumsThreeAmounts() { assertEquals(6L, Totals.total(new long[] {1, 2, 3})); }
+
+  @Test void sumsNothingToZero() { assertEquals(0L, Totals.total(new long[] {})); }
+
+  @Test void findsTheLargest() { assertEquals(9L, Totals.largest(new long[] {4, 9, 2})); }
+}
+EOF
+  done
+  cat > pom.xml <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.acme</groupId><artifactId>shop</artifactId><version>1.0</version><packaging>pom</packaging>
+  <modules>$modules</modules>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId><version>5.10.2</version><scope>test</scope></dependency>
+  </dependencies>
+  <build><plugins>
+    <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
+    <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version></plugin>
+    <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
+  </plugins></build>
+</project>
+EOF
+}
+scenario maven-test-fail
+make_maven_reactor test
+capture maven-test-fail maven "mvn -o -B -fae test"
+
+scenario maven-compile-fail
+make_maven_reactor compile
+capture maven-compile-fail maven "mvn -o -B -fae test"
+
+###########################################################################
 # cargo build --keep-going over a workspace of 24 crates; one type error.
 ###########################################################################
 scenario cargo-build-fail
@@ -1700,6 +1776,8 @@ const EXPLAINS = {
   'go-test-fail': [/money_test\.go:\d+: Parse\("1,234\.56"\) = /, /orders\.go:\d+:\d+: fmt\.Sprintf format %d has arg id of wrong type string/],
   'go-build-fail': [/money\.go:\d+:\d+: cannot use s/],
   'javac-fail': [/Ledger\.java:\d+: error: cannot find symbol/],
+  'maven-test-fail': [/^org\.opentest4j\.AssertionFailedError: expected: <6> but was: <7>$/, /^\[ERROR\] +TotalsTest\.sumsThreeAmounts:\d+ expected: <6> but was: <7>$/],
+  'maven-compile-fail': [/Totals\.java:\[\d+,\d+\] cannot find symbol$/],
   'cargo-build-fail': [/^error\[E\d+\]: /],
   'sh-setx-fail': [/^cp: cannot stat 'build\/assets\/logo\.svg': No such file or directory$/],
   'sh-hooks-fail': [/slack-notify: (command )?not found/, /65-check\.sh: Permission denied/],
@@ -1963,6 +2041,27 @@ const CASES = {
       ['npm-fail', /^> @acme\/errors@1\.4\.0 build$/],
       ['npm-fail', /^built 8 files into dist\/ \(0 errors\)$/],
       ['npm-missing-script', /^8 files linted: 0 problems \(0 errors, 0 warnings\)$/],
+    ],
+  },
+  maven: {
+    salient: [
+      ['maven-compile-fail', /^\[ERROR\] \/home\/dev\/project\/ledger\/src\/main\/java\/com\/acme\/ledger\/Totals\.java:\[\d+,\d+\] cannot find symbol$/],
+      ['maven-compile-fail', /^\[ERROR\] Failed to execute goal /],
+      ['maven-test-fail', /^\[ERROR\] com\.acme\.ledger\.TotalsTest\.sumsThreeAmounts -- Time elapsed: .* <<< FAILURE!$/],
+      ['maven-test-fail', /^\[ERROR\] Tests run: 3, Failures: 1, .* <<< FAILURE! -- in /],
+      ['maven-test-fail', /^org\.opentest4j\.AssertionFailedError: /],
+      ['maven-test-fail', /^\[ERROR\] +TotalsTest\.sumsThreeAmounts:\d+ expected: /],
+    ],
+    quiet: [
+      ['maven-compile-fail', /^\[ERROR\] COMPILATION ERROR : $/],
+      ['maven-compile-fail', /^\[ERROR\] -> \[Help 1\]$/],
+      ['maven-compile-fail', /^\[ERROR\] +mvn <args> -rf :ledger$/],
+      ['maven-test-fail', /^\[ERROR\] $/],
+      ['maven-test-fail', /^\[ERROR\] Failures: $/],
+      ['maven-test-fail', /^\[ERROR\] To see the full stack trace/],
+      ['maven-test-fail', /^\[ERROR\] Please refer to .*surefire-reports/],
+      ['maven-test-fail', /^\[INFO\] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: /],
+      ['maven-test-fail', /^\[INFO\] Building ledger 1\.0/],
     ],
   },
   make: {

@@ -116,6 +116,11 @@ const ZERO_COUNT = /\b(?:0|no|zero) (?:errors?|failures?|failed|failing)\b|\b(?:
 
 const QUIET = new RegExp(`${ZERO_COUNT.source}|${PASSING.source}`, "i")
 
+// Maven's `[ERROR]` lines that carry no failure of their own: blank ones, the
+// headers over the lines that do, and its advice after a failed build.
+const MAVEN_ADVICE =
+  /^\[ERROR\]\s*(?:$|-> \[Help|\[Help \d+\]|To see the full stack trace|Re-run Maven|For more information about the errors|After correcting the problems|Please refer to|mvn <args>|Failures:\s*$|Errors:\s*$|COMPILATION ERROR\s*:?\s*$)/
+
 // A stack frame: Node's `    at f (file:1:2)`, Java's `\tat a.B.c(B.java:3)`, vitest's ` ❯ file:1:2`.
 const STACK_FRAME = /^\s+at \S|^\s+❯ \S/
 
@@ -441,6 +446,23 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     anchors: ["fatal", "FATAL", "Fatal"],
     pattern: /^(?:fatal|FATAL)(?: error| ERROR)?:|^Fatal (?:error|Python error)\b|JavaScript heap out of memory/
   },
+  // --- Maven -------------------------------------------------------------------
+  {
+    id: "maven-diagnostic",
+    family: "jvm",
+    description: "a compiler's diagnostic as Maven prints it (`[ERROR] /src/App.java:[12,9] cannot find symbol`), with javac's `symbol:` and `location:` lines under it",
+    anchors: ["[ERROR]"],
+    pattern: /^\[ERROR\] \S+\.(?:java|kt|scala|groovy):\[\d+(?:,\d+)?\] \S/,
+    after: { take: 2, within: 2, match: /^(?:\[ERROR\] )?\s+(?:symbol|location|required|found|reason):\s/ }
+  },
+  {
+    id: "maven-failure",
+    family: "jvm",
+    role: "reports",
+    description: "Maven's `<<< FAILURE!` and `<<< ERROR!` test lines and its `Failed to execute goal` summary, whose explanation is the exception under the first or the diagnostics above the second",
+    anchors: ["<<< FAILURE!", "<<< ERROR!", "Failed to execute goal"],
+    pattern: /<<< (?:FAILURE|ERROR)!(?: -- in \S+)?$|^\[ERROR\] Failed to execute goal /
+  },
   // --- the rest ----------------------------------------------------------------
   {
     id: "error-line",
@@ -448,7 +470,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     description: "a line that begins by saying error: `error: …`, `ERROR …`, `[ERROR] …`, `tool: error: …`, or a log record at level error",
     anchors: ["error", "Error", "ERROR", "FATAL", "CRITICAL"],
     pattern: /^(?:ERROR|Error|error)(?:\[\w+\])?:\s|^ERROR\b|^\[(?:ERROR|error)\]\s|^(?:[\w./-]+: )+(?:fatal )?error: |^\[?\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\]?\s+\[?(?:ERROR|FATAL|CRITICAL)\b|\blevel=(?:error|fatal)\b/,
-    unless: QUIET
+    unless: new RegExp(`${QUIET.source}|${MAVEN_ADVICE.source}`, "i")
   }
 ]
 
