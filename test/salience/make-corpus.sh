@@ -17,9 +17,9 @@
 # eslint-formatter-compact@8.40.0, jest@29.7.0, mocha@10.8.2, prettier@3.3.3 and yarn@1.22.22
 # are fetched from npm), gcc, make, cmake, ninja, python3 with pytest, go, rustc + cargo,
 # javac + java, Maven with the compiler and surefire plugins and JUnit 5 in its
-# local repository (it runs offline, `mvn -o`), git. Docker builds are not
-# covered (they need a daemon and images), nor Gradle (its plugins cannot be
-# fetched offline).
+# local repository (it runs offline, `mvn -o`), a Docker daemon and a static
+# busybox (see the docker scenarios), git. Gradle is not covered (its plugins
+# cannot be fetched offline).
 # Between runs only timings, clock times, thread ids, build hashes and the
 # interleaving of concurrent output change.
 
@@ -1404,6 +1404,60 @@ make_maven_reactor compile
 capture maven-compile-fail maven "mvn -o -B -fae test"
 
 ###########################################################################
+# docker build, with BuildKit's plain progress and with the classic builder:
+# a release image whose last step copies 80 pages and its assets, one of
+# which the build never made, then goes on. The image holds a static
+# busybox only (imported, so nothing is pulled), and steps run without a
+# network. DOCKER names a client with BuildKit built in (or with buildx).
+###########################################################################
+DOCKER=${DOCKER:-docker}
+docker_base() {
+  $DOCKER image inspect spillway-corpus-base:1 > /dev/null 2>&1 && return 0
+  root="$SCRATCH/docker-rootfs"
+  mkdir -p "$root/bin" "$root/tmp"
+  cp "$(command -v busybox)" "$root/bin/busybox"
+  for c in $("$root/bin/busybox" --list); do [ "$c" = busybox ] || ln -sf busybox "$root/bin/$c"; done
+  tar -C "$root" -c . | $DOCKER import - spillway-corpus-base:1 > /dev/null
+}
+make_docker_context() {
+  mkdir -p build/pages build/assets
+  for i in $(seq 1 80); do echo "page $i" > "build/pages/page-$i.html"; done
+  for a in app.css app.js favicon.ico fonts.css print.css; do echo "$a" > "build/assets/$a"; done
+  cat > deploy.sh <<'EOF'
+status=0
+mkdir -p /dist/pages /dist/assets
+for f in /build/pages/*.html; do
+  cp "$f" /dist/pages/ && echo "copied $f"
+done
+for a in app.css app.js logo.svg favicon.ico fonts.css print.css; do
+  cp "/build/assets/$a" /dist/assets/ || status=1
+done
+for f in /dist/pages/*.html; do
+  gzip -kf "$f" && echo "compressed $f"
+done
+ls /dist/assets
+exit $status
+EOF
+  cat > Dockerfile <<'EOF'
+FROM spillway-corpus-base:1 AS build
+COPY build /build
+RUN for i in $(seq 1 30); do echo "checking module-$i.js: ok"; done
+FROM spillway-corpus-base:1
+COPY --from=build /build /build
+COPY deploy.sh /deploy.sh
+RUN sh /deploy.sh
+EOF
+}
+if [ -z "$ONLY" ] || printf ' %s ' "$ONLY" | grep -q " docker-"; then docker_base; fi
+scenario docker-build-fail
+make_docker_context
+capture docker-build-fail docker "DOCKER_BUILDKIT=1 $DOCKER build --no-cache --network=none --progress=plain -t spillway-corpus-release ."
+
+scenario docker-classic-fail
+make_docker_context
+capture docker-classic-fail docker "DOCKER_BUILDKIT=0 $DOCKER build --no-cache --network=none -t spillway-corpus-release-classic ."
+
+###########################################################################
 # cargo build --keep-going over a workspace of 24 crates; one type error.
 ###########################################################################
 scenario cargo-build-fail
@@ -1777,6 +1831,8 @@ const EXPLAINS = {
   'go-build-fail': [/money\.go:\d+:\d+: cannot use s/],
   'javac-fail': [/Ledger\.java:\d+: error: cannot find symbol/],
   'maven-test-fail': [/^org\.opentest4j\.AssertionFailedError: expected: <6> but was: <7>$/, /^\[ERROR\] +TotalsTest\.sumsThreeAmounts:\d+ expected: <6> but was: <7>$/],
+  'docker-build-fail': [/^#\d+ [\d.]+ cp: can't stat '\/build\/assets\/logo\.svg': No such file or directory$/],
+  'docker-classic-fail': [/^(?:\x1b\[\d+m)?cp: can't stat '\/build\/assets\/logo\.svg': No such file or directory$/],
   'maven-compile-fail': [/Totals\.java:\[\d+,\d+\] cannot find symbol$/],
   'cargo-build-fail': [/^error\[E\d+\]: /],
   'sh-setx-fail': [/^cp: cannot stat 'build\/assets\/logo\.svg': No such file or directory$/],
@@ -2041,6 +2097,25 @@ const CASES = {
       ['npm-fail', /^> @acme\/errors@1\.4\.0 build$/],
       ['npm-fail', /^built 8 files into dist\/ \(0 errors\)$/],
       ['npm-missing-script', /^8 files linted: 0 problems \(0 errors, 0 warnings\)$/],
+    ],
+  },
+  docker: {
+    salient: [
+      ['docker-build-fail', /^#\d+ [\d.]+ cp: can't stat /],
+      ['docker-build-fail', /^#\d+ ERROR: executor failed running \[\/bin\/sh -c sh \/deploy\.sh\]: exit code: 1$/],
+      ['docker-build-fail', /^executor failed running \[\/bin\/sh -c sh \/deploy\.sh\]: exit code: 1$/],
+      ['docker-classic-fail', /cp: can't stat /],
+      ['docker-classic-fail', /^The command '\/bin\/sh -c sh \/deploy\.sh' returned a non-zero code: 1$/],
+    ],
+    quiet: [
+      ['docker-build-fail', /^#\d+ \[stage-1 4\/4\] RUN sh \/deploy\.sh$/],
+      ['docker-build-fail', /^#\d+ sha256:/],
+      ['docker-build-fail', /^#\d+ DONE [\d.]+s$/],
+      ['docker-build-fail', /^#\d+ [\d.]+ checking module-7\.js: ok$/],
+      ['docker-build-fail', /^#\d+ [\d.]+ copied \/build\/pages\/page-3\.html$/],
+      ['docker-build-fail', /^ > \[stage-1 4\/4\] RUN sh \/deploy\.sh:$/],
+      ['docker-classic-fail', /^Step 7\/7 : RUN sh \/deploy\.sh$/],
+      ['docker-classic-fail', /^ ---> Running in /],
     ],
   },
   maven: {

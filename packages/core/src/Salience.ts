@@ -446,6 +446,16 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     anchors: ["fatal", "FATAL", "Fatal"],
     pattern: /^(?:fatal|FATAL)(?: error| ERROR)?:|^Fatal (?:error|Python error)\b|JavaScript heap out of memory/
   },
+  // --- docker build ------------------------------------------------------------
+  {
+    id: "docker-step-failed",
+    family: "docker",
+    role: "reports",
+    description: "a failed `docker build` step: BuildKit's `executor failed running [/bin/sh -c …]: exit code: 1` and `process \"…\" did not complete successfully`, the classic builder's `The command '…' returned a non-zero code: 1`, pointing back to the step's last words",
+    anchors: ["executor failed running", "did not complete successfully", "returned a non-zero code"],
+    pattern: /^(?:#\d+ )?(?:ERROR: )?(?:failed to solve: )?(?:executor failed running \[.*\]|process ".*" did not complete successfully): exit code: \d+$|^The command '.*' returned a non-zero code: \d+$/,
+    before: lastWords(/^#\d+ (?:sha256:|DONE |CACHED$)|^-{6}$|^ > \[.*\]|^ ---> |^Removing intermediate container /)
+  },
   // --- Maven -------------------------------------------------------------------
   {
     id: "maven-diagnostic",
@@ -498,9 +508,10 @@ const isListing = (line: string): boolean => {
   return !DIAGNOSTIC_REST.test(line.slice(m[0].length))
 }
 
-// The prefix pnpm puts before every line of scripts it runs side by side:
-// `packages/emails build: `.
-const PREFIX = /^[@\w.-]+\/[\w./-]+ [\w:-]+: /
+// The prefix pnpm puts before every line of scripts it runs side by side
+// (`packages/emails build: `), and the step and time BuildKit's plain
+// progress puts before every line a `docker build` step prints (`#10 0.105 `).
+const PREFIX = /^[@\w.-]+\/[\w./-]+ [\w:-]+: |^#\d+ \d+\.\d+ /
 
 // Terminal colours and styles (`\x1b[91m`), which forced-colour output puts around words.
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
