@@ -35,10 +35,12 @@ const entries = Fs.readdirSync(corpus)
     log: Fs.readFileSync(Path.join(corpus, f.replace(/\.json$/, ".log")), "utf8")
   }))
 
-const cases = JSON.parse(Fs.readFileSync(Path.join(here, "cases.json"), "utf8")) as Record<
-  string,
-  { readonly salient: ReadonlyArray<string>; readonly quiet: ReadonlyArray<string> }
->
+type Cases = Record<string, { readonly salient: ReadonlyArray<string>; readonly quiet: ReadonlyArray<string> }>
+const readCases = (file: string): Cases =>
+  Object.fromEntries(Object.entries(JSON.parse(Fs.readFileSync(Path.join(here, file), "utf8")) as Record<string, unknown>)
+    .filter(([group]) => group !== "//")) as Cases
+// lines of real logs (see make-corpus.sh), and lines in the shapes of tools that cannot run here
+const cases: Cases = { ...readCases("cases.json"), ...readCases("documented.json") }
 
 const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-salience-"))
 afterAll(() => Fs.rmSync(directory, { recursive: true, force: true }))
@@ -187,4 +189,41 @@ describe("rules against real lines", () => {
       expect(quiet.length, "a real line from the same tools that it leaves").toBeGreaterThan(0)
     })
   }
+})
+
+describe("tools that cannot run here, in their published shapes", () => {
+  it("gradle: a failing test brings the exception under it, the build's failure what went wrong", () => {
+    const passing = Array.from({ length: 40 }, (_, i) => `com.acme.ledger.TotalsTest > case${i}() PASSED`)
+    const text = [
+      "> Task :ledger:compileJava",
+      "> Task :ledger:test FAILED",
+      ...passing.slice(0, 20),
+      "com.acme.ledger.TotalsTest > sumsThreeAmounts() FAILED",
+      "    org.opentest4j.AssertionFailedError at TotalsTest.java:8",
+      ...passing.slice(20),
+      "3 tests completed, 1 failed",
+      "",
+      "FAILURE: Build failed with an exception.",
+      "",
+      "* What went wrong:",
+      "Execution failed for task ':ledger:test'.",
+      "> There were failing tests. See the report at: file:///home/dev/project/ledger/build/reports/tests/test/index.html",
+      "",
+      "* Try:",
+      "> Run with --stacktrace option to get the stack trace.",
+      "",
+      "BUILD FAILED in 2s",
+      ""
+    ].join("\n")
+    const found = Salience.find(text)
+    expect(found.lines.map((l) => [l.line, l.text, l.role ?? "explains"])).toEqual([
+      [2, "> Task :ledger:test FAILED", "reports"],
+      [23, "com.acme.ledger.TotalsTest > sumsThreeAmounts() FAILED", "reports"],
+      [24, "    org.opentest4j.AssertionFailedError at TotalsTest.java:8", "context"],
+      [47, "FAILURE: Build failed with an exception.", "reports"],
+      [50, "Execution failed for task ':ledger:test'.", "context"],
+      [51, "> There were failing tests. See the report at: file:///home/dev/project/ledger/build/reports/tests/test/index.html", "context"]
+    ])
+    expect(found.rules).toEqual(expect.arrayContaining(["gradle-test-failed", "gradle-failure"]))
+  })
 })

@@ -446,6 +446,25 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     anchors: ["fatal", "FATAL", "Fatal"],
     pattern: /^(?:fatal|FATAL)(?: error| ERROR)?:|^Fatal (?:error|Python error)\b|JavaScript heap out of memory/
   },
+  // --- Gradle ------------------------------------------------------------------
+  {
+    id: "gradle-test-failed",
+    family: "jvm",
+    role: "reports",
+    description: "Gradle's `Class > test() FAILED` with the exception and place under it (`AssertionFailedError at TotalsTest.java:8`), and its `> Task :app:test FAILED`",
+    anchors: [" FAILED"],
+    pattern: /^[\w.$]+ > .+ FAILED$|^> Task :\S+ FAILED$/,
+    after: { take: 1, within: 2, match: /^\s+[\w.$]+(?:Error|Exception|Failure)\b/ }
+  },
+  {
+    id: "gradle-failure",
+    family: "jvm",
+    role: "reports",
+    description: "Gradle's `FAILURE: Build failed with an exception.` with what its `* What went wrong:` says",
+    anchors: ["FAILURE: Build"],
+    pattern: /^FAILURE: Build (?:failed with an exception|completed with \d+ failures?)\.$/,
+    after: { take: 2, within: 5, skip: /^\* What went wrong:$|^\d+: Task failed with an exception\.$|^-{5,}$/, last: /^> / }
+  },
   // --- docker build ------------------------------------------------------------
   {
     id: "docker-step-failed",
