@@ -18,8 +18,8 @@
 # are fetched from npm), gcc, make, cmake, ninja, python3 with pytest, go, rustc + cargo,
 # javac + java, Maven with the compiler and surefire plugins and JUnit 5 in its
 # local repository (it runs offline, `mvn -o`), a Docker daemon and a static
-# busybox (see the docker scenarios), git. Gradle is not covered (its plugins
-# cannot be fetched offline).
+# busybox (see the docker scenarios), git. Gradle is not run (its plugins
+# cannot be fetched offline); documented.json holds lines in its shapes.
 # Between runs only timings, clock times, thread ids, build hashes and the
 # interleaving of concurrent output change.
 
