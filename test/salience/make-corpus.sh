@@ -1329,6 +1329,14 @@ for m in Accounts Billing Cart Currency Discounts Invoices Ledger Orders Payment
 done
 capture javac-fail javac "status=0; for f in src/*.java; do echo \"javac \$f\"; javac -Xlint:all -d out \"\$f\" || status=1; done; ls out; exit \$status"
 
+# make_release_tree PAGES: the built site the deploy scenarios copy (build/pages, build/assets;
+# logo.svg is the asset the build never made).
+make_release_tree() {
+  mkdir -p build/pages build/assets
+  for i in $(seq 1 "$1"); do echo "page $i" > "build/pages/page-$i.html"; done
+  for a in app.css app.js favicon.ico fonts.css print.css; do echo "$a" > "build/assets/$a"; done
+}
+
 ###########################################################################
 # Maven, offline (-o), with --fail-at-end over a reactor of 12 modules:
 # one module's test fails; in another build, one module does not compile.
@@ -1345,16 +1353,17 @@ make_maven_reactor() { # make_maven_reactor BROKEN(test|compile)
   <artifactId>$m</artifactId>
 </project>
 EOF
-    total="long t = 0; for (long x : xs) t += x; return t;"
-    test "$m" = ledger && test "$1" = compile && total="long t = 0; for (long x : xs) t += x; return totl;"
-    test "$m" = ledger && test "$1" = test && total="long t = 0; for (long x : xs) t += x; return t + xs.length / 3;"
+    ret=t
+    if [ "$m" = ledger ]; then
+      case $1 in compile) ret=totl ;; test) ret="t + xs.length / 3" ;; esac
+    fi
     cat > "$m/src/main/java/com/acme/$m/Totals.java" <<EOF
 package com.acme.$m;
 
 public final class Totals {
   private Totals() {}
 
-  public static long total(long[] xs) { $total }
+  public static long total(long[] xs) { long t = 0; for (long x : xs) t += x; return $ret; }
 
   public static long largest(long[] xs) { long m = Long.MIN_VALUE; for (long x : xs) m = Math.max(m, x); return m; }
 }
@@ -1420,9 +1429,7 @@ docker_base() {
   tar -C "$root" -c . | $DOCKER import - spillway-corpus-base:1 > /dev/null
 }
 make_docker_context() {
-  mkdir -p build/pages build/assets
-  for i in $(seq 1 80); do echo "page $i" > "build/pages/page-$i.html"; done
-  for a in app.css app.js favicon.ico fonts.css print.css; do echo "$a" > "build/assets/$a"; done
+  make_release_tree 80
   cat > deploy.sh <<'EOF'
 status=0
 mkdir -p /dist/pages /dist/assets
@@ -1476,9 +1483,8 @@ capture cargo-build-fail cargo "cargo build --offline --keep-going -j1"
 # sh -x: a deploy script; one cp names a file the build did not make.
 ###########################################################################
 scenario sh-setx-fail
-mkdir -p build/assets build/pages dist/assets dist/pages
-for i in $(seq 1 40); do echo "page $i" > "build/pages/page-$i.html"; done
-for a in app.css app.js favicon.ico fonts.css print.css; do echo "$a" > "build/assets/$a"; done
+make_release_tree 40
+mkdir -p dist/assets dist/pages
 cat > deploy.sh <<'EOF'
 set -x
 echo "deploying release 1.4.0"
