@@ -8,10 +8,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-// better-sqlite3 loads a native addon from its own folder, so it stays outside the bundle.
+// better-sqlite3 finds its native addon from its own folder, so it stays outside the bundles
+// (but the read program's, which hands the driver its addon).
 // `import.meta.url` is the bundle's own file, so modules find what ships beside it
 // (the pattern worker, bundled to dist/internal/patternWorker.js).
-const bundle = (entry, outfile) =>
+const bundle = (entry, outfile, external = ["better-sqlite3"]) =>
   build({
     entryPoints: [entry],
     outfile,
@@ -21,13 +22,15 @@ const bundle = (entry, outfile) =>
     target: "node20",
     minify: true,
     legalComments: "none",
-    external: ["better-sqlite3"],
+    external,
     define: { "import.meta.url": "__spillwayModuleUrl" },
     banner: { js: "var __spillwayModuleUrl=require(\"node:url\").pathToFileURL(__filename).href;" }
   })
 
 await bundle("dist/main.js", "dist/spillway.cjs")
-await bundle("dist/fastRead.js", "dist/read.cjs")
+// The read program holds the driver's JavaScript and loads only its addon (see src/fastRead.ts);
+// `bindings`, the driver's search for the addon, is never reached there.
+await bundle("dist/fastRead.js", "dist/read.cjs", ["bindings"])
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
 await bundle("dist/serve.js", "dist/serve.cjs")

@@ -115,8 +115,32 @@ interface Database {
   readonly close: () => void
 }
 
-/** `require` where the program runs as the bundled command; elsewhere the full command reads. */
-const load: ((id: string) => unknown) | undefined = typeof require === "function" ? require : undefined
+interface Driver {
+  readonly Sqlite: new(file: string, options: object) => Database
+  readonly addon: unknown
+}
+
+/**
+ * The SQLite driver where this program runs as the bundled command
+ * (undefined elsewhere: the full command reads). Its JavaScript is bundled
+ * into this program (the command pins the driver's version), and its native
+ * addon is loaded from the installed package's build and handed to it:
+ * finding and loading the driver's own modules, and its search for the
+ * addon, cost more than the query. Undefined when the addon is not where
+ * the driver builds it, so the full command reads.
+ */
+const driver = (): Driver | undefined => {
+  if (typeof require !== "function") return undefined
+  let addon: unknown
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a native addon has no import form here
+    addon = require(Path.join(Path.dirname(require.resolve("better-sqlite3/package.json")), "build", "Release", "better_sqlite3.node"))
+  } catch {
+    return undefined
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a literal require, so the bundler inlines the driver
+  return { Sqlite: require("better-sqlite3") as Driver["Sqlite"], addon }
+}
 
 /**
  * The line index of a complete body the caller may read now, from the
@@ -125,9 +149,10 @@ const load: ((id: string) => unknown) | undefined = typeof require === "function
 const allowedIndex = (directory: string, name: string, size: number, env: Record<string, string | undefined>): LineIndex.LineIndex | undefined => {
   if (env.SPILLWAY_MANIFESTS_URL !== undefined && env.SPILLWAY_MANIFESTS_URL !== "") return undefined
   const file = Path.join(directory, ".manifests.sqlite")
-  if (!Fs.existsSync(file) || load === undefined) return undefined
-  const Sqlite = load("better-sqlite3") as new(file: string, options: object) => Database
-  const db = new Sqlite(file, { readonly: true, fileMustExist: true })
+  if (!Fs.existsSync(file)) return undefined
+  const sqlite = driver()
+  if (sqlite === undefined) return undefined
+  const db = new sqlite.Sqlite(file, { readonly: true, fileMustExist: true, nativeBinding: sqlite.addon })
   let row: { owner?: unknown; expires_at?: unknown; bytes?: unknown; lines?: unknown; state?: unknown; line_index?: unknown } | undefined
   try {
     row = db.prepare("SELECT owner, expires_at, bytes, lines, state, line_index FROM spillway_bodies WHERE id = ?").get(name) as typeof row

@@ -119,6 +119,25 @@ describe("spillway run", () => {
     }
   })
 
+  it("serves a common read from its own program, which loads only the SQLite driver's addon", () => {
+    const dir = tempDir()
+    const name = savedName(spillway(dir, ["run", "--", "seq", "1", "3000"]).stdout)!
+    // a preload records which files Node read and which modules it loaded
+    const trace = Path.join(dir, "trace.json")
+    const preload = Path.join(tempDir(), "trace.cjs")
+    Fs.writeFileSync(preload, `const fs = require("node:fs"); const read = []; const readFileSync = fs.readFileSync
+fs.readFileSync = function (file, ...rest) { read.push(String(file)); return readFileSync.call(this, file, ...rest) }
+process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify({ read, modules: Object.keys(require.cache) })))\n`)
+    const r = spawnSync(process.execPath, ["-r", preload, bin, "read", name, "--offset", "2990", "--limit", "2"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir, TRACE: trace }
+    })
+    expect(r.stdout.toString()).toBe("2990\n2991\n")
+    const seen = JSON.parse(Fs.readFileSync(trace, "utf8")) as { read: Array<string>; modules: Array<string> }
+    expect(seen.read.filter((f) => f.endsWith(Path.join("dist", "spillway.cjs")) || f.endsWith("spillway.cache")), "the full command is not loaded").toEqual([])
+    expect(seen.modules.filter((m) => m.endsWith("better_sqlite3.node"))).toHaveLength(1)
+    expect(seen.modules.filter((m) => m.includes(`better-sqlite3${Path.sep}lib`)), "the driver's JavaScript is the bundled copy").toEqual([])
+  })
+
   it("shows a failure from the middle of a long run, with a grep for the rest", () => {
     const dir = tempDir()
     const r = spillway(dir, ["run", "-c",
