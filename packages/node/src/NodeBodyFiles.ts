@@ -124,23 +124,51 @@ const create = (root: string, prepare: () => void): BodyFiles.Service["create"] 
     } satisfies BodyFiles.Sink
   })
 
+/**
+ * Reads of at most this many bytes are made at once on the calling thread:
+ * a view's page or newest lines, from a file the page cache nearly always
+ * holds, take less time than handing the read to the thread pool and back.
+ * Longer reads go to the pool, so they never hold up the event loop.
+ */
+const SYNC_READ_BYTES = 64 * 1024
+
 /** Reads up to `length` bytes at `position` of an open file, into `into` when given. */
-const readAt = (handle: Fs.promises.FileHandle, name: string) =>
-(position: number, length: number, into?: Uint8Array): Effect.Effect<Uint8Array, Errors.StoreFailed> =>
-  Effect.tryPromise({
+const readAt = (fd: number, name: string) =>
+(position: number, length: number, into?: Uint8Array): Effect.Effect<Uint8Array, Errors.StoreFailed> => {
+  const want = Math.max(0, into !== undefined ? Math.min(length, into.length) : length)
+  const buffer = () => into !== undefined ? Buffer.from(into.buffer, into.byteOffset, want) : Buffer.allocUnsafe(want)
+  const filled = (b: Buffer, got: number) => got === want ? b : b.subarray(0, got)
+  if (want <= SYNC_READ_BYTES) {
+    return Effect.try({
+      try: () => {
+        const b = buffer()
+        let got = 0
+        while (got < want) {
+          const n = Fs.readSync(fd, b, got, want - got, position + got)
+          if (n === 0) break
+          got += n
+        }
+        return filled(b, got)
+      },
+      catch: failed("read", name)
+    })
+  }
+  const readOnce = (b: Buffer, got: number) =>
+    new Promise<number>((resolve, reject) => Fs.read(fd, b, got, want - got, position + got, (e, n) => (e !== null ? reject(e) : resolve(n))))
+  return Effect.tryPromise({
     try: async () => {
-      const want = Math.max(0, into !== undefined ? Math.min(length, into.length) : length)
-      const buffer = into !== undefined ? Buffer.from(into.buffer, into.byteOffset, want) : Buffer.allocUnsafe(want)
+      const b = buffer()
       let got = 0
       while (got < want) {
-        const { bytesRead } = await handle.read(buffer, got, want - got, position + got)
-        if (bytesRead === 0) break
-        got += bytesRead
+        const n = await readOnce(b, got)
+        if (n === 0) break
+        got += n
       }
-      return got === want ? buffer : buffer.subarray(0, got)
+      return filled(b, got)
     },
     catch: failed("read", name)
   })
+}
 
 /** Opens a body without following links or blocking, and checks what the open descriptor is. */
 const open = (root: string): BodyFiles.Service["open"] => (name) =>
@@ -148,9 +176,10 @@ const open = (root: string): BodyFiles.Service["open"] => (name) =>
     yield* check(name)
     const folder = yield* Effect.try({ try: () => folderOf(root, name, false), catch: failed("open", name) })
     if (folder === undefined) return yield* new Errors.NotFound({ resource: "output", id: name })
-    const handle = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => Fs.promises.open(Path.join(folder, Path.basename(name)), OPEN_FLAGS),
+    // opening and checking a local file takes microseconds: done here, not on the thread pool
+    const fd = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => Fs.openSync(Path.join(folder, Path.basename(name)), OPEN_FLAGS),
         catch: (e) => {
           const code = (e as NodeJS.ErrnoException).code
           if (code === "ENOENT" || code === "ENOTDIR") return new Errors.NotFound({ resource: "output", id: name })
@@ -160,14 +189,14 @@ const open = (root: string): BodyFiles.Service["open"] => (name) =>
           return failed("open", name)(e)
         }
       }),
-      (h) => Effect.promise(() => h.close().catch(() => undefined))
+      (fd) => Effect.ignore(Effect.try(() => Fs.closeSync(fd)))
     )
-    const st = yield* Effect.tryPromise({ try: () => handle.stat(), catch: failed("stat", name) })
+    const st = yield* Effect.try({ try: () => Fs.fstatSync(fd), catch: failed("stat", name) })
     const refused = refusal(st)
     if (refused !== undefined) {
       return yield* new Errors.StoreFailed({ operation: `open ${name}`, reason: `${refused}; only regular files written by Spillway are read` })
     }
-    return { name, size: st.size, read: readAt(handle, name) } satisfies BodyFiles.File
+    return { name, size: st.size, read: readAt(fd, name) } satisfies BodyFiles.File
   })
 
 /** Hidden temporary files whose writer's process is gone, in the directory and the folders under it; bytes freed. */

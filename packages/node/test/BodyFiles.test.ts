@@ -47,6 +47,27 @@ const behaviour = (name: string, fresh: () => Layer.Layer<BodyFiles.BodyFiles>) 
         expect(yield* readAll("kept.log")).toBe("first")
       }).pipe(Effect.provide(fresh())))
 
+    it.effect("reads any range, short and long, into a new buffer or the caller's, and stops at the end", () =>
+      Effect.gen(function*() {
+        const files = yield* BodyFiles.BodyFiles
+        // 200 KiB of bytes that say where they are: small reads and reads of several blocks
+        const all = Uint8Array.from({ length: 200 * 1024 }, (_, i) => (i * 7 + (i >> 8)) & 0xff)
+        yield* Effect.scoped(Effect.flatMap(files.create("ranges.log", "on-commit"), (s) => Effect.zipRight(s.write(all), s.commit)))
+        yield* Effect.scoped(Effect.gen(function*() {
+          const file = yield* files.open("ranges.log")
+          expect(file.size).toBe(all.length)
+          for (const [at, length] of [[0, 0], [0, 1], [5, 64 * 1024], [5, 64 * 1024 + 1], [1000, 150 * 1024], [all.length - 3, 64 * 1024], [all.length + 5, 10]] as const) {
+            const want = Buffer.from(all.subarray(Math.min(at, all.length), Math.min(at + length, all.length)))
+            const got = yield* file.read(at, length)
+            expect(Buffer.from(got.buffer, got.byteOffset, got.length).equals(want), `${at} +${length}`).toBe(true)
+            const into = new Uint8Array(length + 8)
+            const back = yield* file.read(at, length, into.subarray(4, 4 + length))
+            expect(Buffer.from(back.buffer, back.byteOffset, back.length).equals(want), `${at} +${length} into a buffer`).toBe(true)
+            if (back.length > 0) expect(back.buffer, "the caller's buffer holds what was read").toBe(into.buffer)
+          }
+        }))
+      }).pipe(Effect.provide(fresh())))
+
     it.effect("lets a visible body be read as it grows", () =>
       Effect.gen(function*() {
         const files = yield* BodyFiles.BodyFiles
