@@ -212,7 +212,7 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
       }
     }
     const cli = manifests.get("@spillway/cli").files
-    for (const file of ["dist/spillway.cjs", "dist/read.cjs", "dist/mcp.cjs", "dist/host.cjs", "dist/serve.cjs", "dist/internal/maskWorker.js", "dist/internal/patternWorker.js"]) {
+    for (const file of ["dist/spillway.cjs", "dist/read.cjs", "dist/run.cjs", "dist/run.cache", "dist/mcp.cjs", "dist/host.cjs", "dist/serve.cjs", "dist/internal/maskWorker.js", "dist/internal/patternWorker.js"]) {
       expect(cli, "the command's bundles").toContain(file)
     }
     expect(manifests.get("@spillway/node").files).toEqual(expect.arrayContaining(["dist/internal/patternWorker.js", "dist/internal/maskWorker.js"]))

@@ -1,7 +1,8 @@
 // Bundles the command into one plain JavaScript file so it starts fast, then
-// records V8's code cache for it by running it once (`run -- true`): the bin
-// hands that cache to V8, which then skips compiling what the cache holds.
-// A cache V8 rejects (another Node version) only costs the compile time.
+// records V8's code cache for it and for the run program by running each once
+// (`run -- true`): the bin hands that cache to V8, which then skips compiling
+// what the cache holds. A cache V8 rejects (another Node version) only costs
+// the compile time.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -31,6 +32,8 @@ await bundle("dist/main.js", "dist/spillway.cjs")
 // The read program holds the driver's JavaScript and loads only its addon (see src/fastRead.ts);
 // `bindings`, the driver's search for the addon, is never reached there.
 await bundle("dist/fastRead.js", "dist/read.cjs", ["bindings"])
+// The run program holds only what `spillway run` needs (see src/quickRun.ts).
+await bundle("dist/quickRun.js", "dist/run.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
 await bundle("dist/serve.js", "dist/serve.cjs")
@@ -50,13 +53,16 @@ for (const worker of ["patternWorker", "maskWorker"]) {
   })
 }
 
-Fs.rmSync("dist/spillway.cache", { force: true })
-const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))
-try {
-  execFileSync(process.execPath, ["bin/spillway.cjs", "run", "--", "true"], {
-    env: { ...process.env, SPILLWAY_OUTPUT_DIR: scratch, SPILLWAY_WRITE_CODE_CACHE: "1" },
-    stdio: "ignore"
-  })
-} finally {
-  Fs.rmSync(scratch, { recursive: true, force: true })
+// SPILLWAY_QUICK=0 hands the run to the whole command, so that run trains its cache
+for (const [name, quick] of [["run", "1"], ["spillway", "0"]]) {
+  Fs.rmSync(`dist/${name}.cache`, { force: true })
+  const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))
+  try {
+    execFileSync(process.execPath, ["bin/spillway.cjs", "run", "--", "true"], {
+      env: { ...process.env, SPILLWAY_OUTPUT_DIR: scratch, SPILLWAY_WRITE_CODE_CACHE: "1", SPILLWAY_QUICK: quick },
+      stdio: "ignore"
+    })
+  } finally {
+    Fs.rmSync(scratch, { recursive: true, force: true })
+  }
 }

@@ -25,19 +25,29 @@ if (own) {
   return
 }
 
-const filename = path.join(__dirname, "..", "dist", "spillway.cjs")
-const cacheFile = path.join(__dirname, "..", "dist", "spillway.cache")
-let cachedData
-try {
-  cachedData = fs.readFileSync(cacheFile)
-} catch {
+/** Loads dist/<name>.cjs with its code cache (written by the build with SPILLWAY_WRITE_CODE_CACHE=1) and returns its exports. */
+const load = (name) => {
+  const filename = path.join(__dirname, "..", "dist", `${name}.cjs`)
+  const cacheFile = path.join(__dirname, "..", "dist", `${name}.cache`)
+  let cachedData
+  try {
+    cachedData = fs.readFileSync(cacheFile)
+  } catch {
+    cachedData = undefined
+  }
+  const script = new vm.Script(Module.wrap(fs.readFileSync(filename, "utf8")), { filename, cachedData })
+  // V8 has taken what it needs from the cache: do not keep its megabytes alive for as long as the command runs
   cachedData = undefined
+  if (process.env.SPILLWAY_WRITE_CODE_CACHE === "1") {
+    process.once("exit", () => fs.writeFileSync(cacheFile, script.createCachedData()))
+  }
+  const mod = { exports: {} }
+  script.runInThisContext()(mod.exports, Module.createRequire(filename), mod, filename, path.dirname(filename))
+  return mod.exports
 }
-const script = new vm.Script(Module.wrap(fs.readFileSync(filename, "utf8")), { filename, cachedData })
-// V8 has taken what it needs from the cache: do not keep its 2 MB alive for as long as the command runs
-cachedData = undefined
-if (process.env.SPILLWAY_WRITE_CODE_CACHE === "1") {
-  process.once("exit", () => fs.writeFileSync(cacheFile, script.createCachedData()))
-}
-const mod = { exports: {} }
-script.runInThisContext()(mod.exports, Module.createRequire(filename), mod, filename, path.dirname(filename))
+
+// `run` in its common forms has a program of its own too (see src/quickRun.ts); SPILLWAY_QUICK=0 skips it
+const quick = process.env.SPILLWAY_QUICK !== "0" && process.argv[2] === "run" && (process.argv.includes("--") || process.argv.includes("-c"))
+if (quick && load("run").tryQuickRun(process.argv.slice(2), process.env)) return
+
+load("spillway")

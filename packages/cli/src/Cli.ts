@@ -7,38 +7,18 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Child, Secrets, Spill } from "@spillway/core"
-import { NodeChild } from "@spillway/node"
-import { Effect, Option } from "effect"
-import { cliGrepHint, cliHint, readHint } from "./Hints.js"
+import { Spill } from "@spillway/core"
+import { Effect } from "effect"
+import { readHint } from "./Hints.js"
 import * as Commands from "./Commands.js"
 import * as ServeCommand from "./ServeCommand.js"
-import { Exit2, exitCode, type Output } from "./Output.js"
+import { exitCode, type Output } from "./Output.js"
+import { runCommand } from "./RunCommand.js"
 
-/** Signals the running command's process group, while `spillway run` has one. */
-let running: ((signal: NodeJS.Signals) => void) | undefined
-
-/**
- * Passes a signal (Ctrl-C) on to the command `spillway run` is running, so
- * that it ends and its output is still kept and shown; false when no command
- * is running.
- */
-export const signalCommand = (signal: NodeJS.Signals): boolean => {
-  if (running === undefined) return false
-  running(signal)
-  return true
-}
-
-/** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
-const KILL_GRACE_MILLIS = 3000
-
-/** How long output is still read after the command exits, for background children that keep the pipes open. */
-const DRAIN_GRACE_MILLIS = 2000
-
-const runner = NodeChild.make()
+/** Passes a signal on to the command `spillway run` is running (see `RunCommand`). */
+export { signalCommand } from "./RunCommand.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
-
 
 const run = Command.make(
   "run",
@@ -51,43 +31,7 @@ const run = Command.make(
     json,
     argv: Args.text({ name: "CMD" }).pipe(Args.repeated, Args.withDescription("the command and its arguments, after --"))
   },
-  ({ argv, json, maxChars, shell }) =>
-    Effect.gen(function*() {
-      const out = yield* OutputTag
-      if (Option.isSome(shell) === argv.length > 0) {
-        return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
-      }
-      if (maxChars < 400) return yield* new Exit2({ message: `--max-chars must be 400 or more, got ${maxChars}` })
-      // say which secret-looking environment values cannot be masked, rather than leave them silently
-      const skipped = Secrets.skippedValuesFromEnv(process.env)
-      if (skipped.length > 0) {
-        yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
-      }
-      // the body store masks with the rules built at its first use (only run writes), a long output on a second core
-      const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
-      const spec: Child.Spec = Option.isSome(shell)
-        ? { command: shell.value, shell: true, mergeStderr: true }
-        : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }
-      const kept = yield* Effect.scoped(Effect.gen(function*() {
-        const capture = yield* spill.capture()
-        const child = yield* runner.start(
-          spec,
-          capture.write,
-          { killGraceMillis: KILL_GRACE_MILLIS, drainGraceMillis: DRAIN_GRACE_MILLIS }
-        ).pipe(
-          Effect.catchTag("SpawnFailed", (e) =>
-            new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` })
-          )
-        )
-        running = (signal) => Effect.runFork(child.signal(signal))
-        const status = yield* child.exit.pipe(Effect.onInterrupt(() => child.terminate))
-        running = undefined
-        return yield* capture.finish(status.status)
-      }).pipe(Effect.ensuring(Effect.sync(() => void (running = undefined)))))
-      if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
-      else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))
-      return yield* exitCode(kept.exitCode)
-    })
+  runCommand
 ).pipe(Command.withDescription(Commands.summary("run")))
 
 const read = Command.make(

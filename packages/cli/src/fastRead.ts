@@ -6,6 +6,7 @@
  * than the directory's SQLite file, an offset past the end), so errors are
  * reported in one place. It asks the same question the body store's access
  * check does (the owner, and expiry) before it reads a byte.
+ * `SPILLWAY_QUICK=0` hands every read over.
  *
  * @since 0.1.0
  */
@@ -97,6 +98,7 @@ const write = (fd: number, data: Uint8Array | string) => {
 
 /** Serves the read if it is the common case; returns false to hand over to the full command. */
 export const tryFastRead = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
+  if (env.SPILLWAY_QUICK === "0") return false
   try {
     return serve(args, env)
   } catch (e) {

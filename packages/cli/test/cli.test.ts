@@ -138,6 +138,59 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify({ re
     expect(seen.modules.filter((m) => m.includes(`better-sqlite3${Path.sep}lib`)), "the driver's JavaScript is the bundled copy").toEqual([])
   })
 
+  it("runs the common forms from a program of its own, with the whole command's results", () => {
+    // each form, run by the run program and by the whole command (SPILLWAY_QUICK=0): the same
+    // status, stdout, stderr and saved body, the saved file's name aside
+    const forms: ReadonlyArray<ReadonlyArray<string>> = [
+      ["run", "--", "printf", "%s\\n", "short"],
+      ["run", "--", "seq", "1", "5000"],
+      ["run", "-c", "echo one; echo two >&2; exit 4"],
+      ["run", "--json", "--", "seq", "1", "3000"],
+      ["run", "--max-chars=500", "--", "seq", "1", "3000"],
+      ["run", "--max-chars", "700", "--json", "-c", "seq 1 3000"],
+      ["run", "--", "--json"],
+      ["run", "--", "no-such-command-here"],
+      ["run", "--max-chars", "100", "--", "true"],
+      ["run", "--max-chars", "x", "--", "true"],
+      ["run", "--json", "--json", "--", "true"],
+      ["run", "-c"],
+      ["run"]
+    ]
+    const named = (text: string) => text.replace(/[\w.-]+\.log\b/g, "NAME.log")
+    for (const form of forms) {
+      const ran = [{}, { SPILLWAY_QUICK: "0" }].map((env) => {
+        const dir = tempDir()
+        const r = spillway(dir, form, env)
+        const saved = Fs.readdirSync(dir).filter((f) => f.endsWith(".log"))
+        return {
+          status: r.status,
+          stdout: named(r.stdout),
+          stderr: named(r.stderr),
+          saved: saved.map((f) => Fs.readFileSync(Path.join(dir, f), "utf8"))
+        }
+      })
+      expect(ran[0], form.join(" ")).toEqual(ran[1])
+    }
+    // the run program does not load the whole command; the forms it hands over do
+    const preload = Path.join(tempDir(), "trace.cjs")
+    Fs.writeFileSync(preload, `const fs = require("node:fs"); const read = []; const readFileSync = fs.readFileSync
+fs.readFileSync = function (file, ...rest) { read.push(String(file)); return readFileSync.call(this, file, ...rest) }
+process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify(read)))\n`)
+    const loaded = (args: ReadonlyArray<string>) => {
+      const dir = tempDir()
+      const trace = Path.join(dir, "trace.json")
+      const r = spawnSync(process.execPath, ["-r", preload, bin, ...args], {
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir, TRACE: trace }
+      })
+      expect(r.status).toBe(args.includes("x") ? 2 : 0)
+      return (JSON.parse(Fs.readFileSync(trace, "utf8")) as Array<string>).filter((f) => f.endsWith(".cjs") && Path.basename(Path.dirname(f)) === "dist").map((f) => Path.basename(f))
+    }
+    expect(loaded(["run", "--", "echo", "hi"])).toEqual(["run.cjs"])
+    // help never takes the run program; a form it does not know is handed over once it has looked
+    expect(loaded(["run", "--help"])).toEqual(["spillway.cjs"])
+    expect(loaded(["run", "--max-chars", "x", "--", "true"])).toEqual(["run.cjs", "spillway.cjs"])
+  })
+
   it("shows a failure from the middle of a long run, with a grep for the rest", () => {
     const dir = tempDir()
     const r = spillway(dir, ["run", "-c",

@@ -1,0 +1,83 @@
+/**
+ * What `spillway run` does once its arguments are read: run the command
+ * with both pipes merged, keep its output through the body store, print the
+ * output or a preview with the saved file's name, and leave with the
+ * command's status. The command tree (`Cli`) and the run program of its own
+ * (`quickRun`) both call it, so the two cannot differ.
+ *
+ * @since 0.1.0
+ */
+import { Child, Secrets, Spill } from "@spillway/core"
+import { NodeChild } from "@spillway/node"
+import { Effect, Option } from "effect"
+import { cliGrepHint, cliHint } from "./Hints.js"
+import { Exit2, exitCode, OutputTag } from "./Output.js"
+
+/** Signals the running command's process group, while `spillway run` has one. */
+let running: ((signal: NodeJS.Signals) => void) | undefined
+
+/**
+ * Passes a signal (Ctrl-C) on to the command `spillway run` is running, so
+ * that it ends and its output is still kept and shown; false when no command
+ * is running.
+ */
+export const signalCommand = (signal: NodeJS.Signals): boolean => {
+  if (running === undefined) return false
+  running(signal)
+  return true
+}
+
+/** How long an interrupted command gets to end after SIGTERM before SIGKILL. */
+const KILL_GRACE_MILLIS = 3000
+
+/** How long output is still read after the command exits, for background children that keep the pipes open. */
+const DRAIN_GRACE_MILLIS = 2000
+
+const runner = NodeChild.make()
+
+/** `spillway run`'s arguments, as the command tree reads them. */
+export interface RunOptions {
+  /** The command and its arguments, given after `--`. */
+  readonly argv: ReadonlyArray<string>
+  readonly json: boolean
+  readonly maxChars: number
+  /** A line for `/bin/sh -c`, given with `-c`. */
+  readonly shell: Option.Option<string>
+}
+
+/** Runs the command and prints what it kept; fails with `Exit2` for bad arguments and a command that cannot start. */
+export const runCommand = ({ argv, json, maxChars, shell }: RunOptions) =>
+  Effect.gen(function*() {
+    const out = yield* OutputTag
+    if (Option.isSome(shell) === argv.length > 0) {
+      return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
+    }
+    if (maxChars < 400) return yield* new Exit2({ message: `--max-chars must be 400 or more, got ${maxChars}` })
+    // say which secret-looking environment values cannot be masked, rather than leave them silently
+    const skipped = Secrets.skippedValuesFromEnv(process.env)
+    if (skipped.length > 0) {
+      yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
+    }
+    // the body store masks with the rules built at its first use (only run writes), a long output on a second core
+    const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
+    const spec: Child.Spec = Option.isSome(shell)
+      ? { command: shell.value, shell: true, mergeStderr: true }
+      : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }
+    const kept = yield* Effect.scoped(Effect.gen(function*() {
+      const capture = yield* spill.capture()
+      const child = yield* runner.start(
+        spec,
+        capture.write,
+        { killGraceMillis: KILL_GRACE_MILLIS, drainGraceMillis: DRAIN_GRACE_MILLIS }
+      ).pipe(
+        Effect.catchTag("SpawnFailed", (e) => new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` }))
+      )
+      running = (signal) => Effect.runFork(child.signal(signal))
+      const status = yield* child.exit.pipe(Effect.onInterrupt(() => child.terminate))
+      running = undefined
+      return yield* capture.finish(status.status)
+    }).pipe(Effect.ensuring(Effect.sync(() => void (running = undefined)))))
+    if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
+    else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))
+    return yield* exitCode(kept.exitCode)
+  })

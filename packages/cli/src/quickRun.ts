@@ -1,0 +1,52 @@
+/**
+ * `spillway run` as a program of its own, for the forms its arguments
+ * nearly always take: `run [--json] [--max-chars N] -- CMD [ARGS...]` and
+ * `run [--json] [--max-chars N] -c LINE`. It runs the same `runCommand` with
+ * the same services as the whole command, without loading the command tree,
+ * the searches, the web view or the PostgreSQL client, so a command starts
+ * sooner. Anything else (help, other flags, a flag given twice, a missing
+ * command) is handed over to the whole command, so errors are worded in one
+ * place. `SPILLWAY_QUICK=0` hands every run over.
+ *
+ * @since 0.1.0
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Spill } from "@spillway/core"
+import { Effect, Layer, Option } from "effect"
+import { processOutput } from "./Output.js"
+import { runServices, start } from "./Program.js"
+import { runCommand, type RunOptions } from "./RunCommand.js"
+
+/** `--max-chars`' value as the command tree reads an integer, when it is a plain one. */
+const count = (raw: string | undefined): number | undefined => raw !== undefined && /^\d{1,9}$/.test(raw) ? Number(raw) : undefined
+
+/** The run's options, when the arguments take one of the common forms; undefined hands them over. */
+export const parse = (args: ReadonlyArray<string>, defaultMaxChars: number = Spill.MAX_STDOUT_LEN): RunOptions | undefined => {
+  if (args[0] !== "run") return undefined
+  let json: boolean | undefined
+  let maxChars: number | undefined
+  let shell: string | undefined
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i]!
+    if (a === "--") {
+      const argv = args.slice(i + 1)
+      return argv.length > 0 && shell === undefined ? { argv, json: json ?? false, maxChars: maxChars ?? defaultMaxChars, shell: Option.none() } : undefined
+    }
+    if (a === "--json" && json === undefined) json = true
+    else if (a === "--max-chars" && maxChars === undefined && count(args[i + 1]) !== undefined) maxChars = count(args[++i])
+    else if (a.startsWith("--max-chars=") && maxChars === undefined && count(a.slice(12)) !== undefined) maxChars = count(a.slice(12))
+    else if (a === "-c" && shell === undefined && args[i + 1] !== undefined && !args[i + 1]!.startsWith("-")) shell = args[++i]
+    else return undefined
+  }
+  return shell !== undefined ? { argv: [], json: json ?? false, maxChars: maxChars ?? defaultMaxChars, shell: Option.some(shell) } : undefined
+}
+
+/** Runs `spillway run` when its arguments take a common form; false hands them over to the whole command. */
+export const tryQuickRun = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
+  if (env.SPILLWAY_QUICK === "0") return false
+  const options = parse(args)
+  if (options === undefined) return false
+  const output = processOutput()
+  start(runCommand(options).pipe(Effect.provide(runServices(output).pipe(Layer.provideMerge(NodeFileSystem.layer)))), output)
+  return true
+}
