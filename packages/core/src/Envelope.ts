@@ -50,7 +50,8 @@ const serialize = (value: unknown): string => JSON.stringify(value)
  * The largest `n` in `[min, max]` whose envelope `build(n)` serializes within
  * the budget. `build` must grow (not shrink) as `n` grows; the result is
  * checked, so a `build` that breaks this can only make the fit smaller, never
- * over the budget. Fails when even `build(min)` does not fit. `render` is
+ * over the budget. `build(max)` is tried first, so a result that fits whole
+ * costs one serialization. Fails when even `build(min)` does not fit. `render` is
  * what the budget counts: the JSON serialization unless the result is
  * delivered in another form (plain text, say).
  */
@@ -67,12 +68,15 @@ export const fitCount = <A>(
     const serialized = render(value)
     return { value, count: n, serialized, size: sizeOf(serialized, measure) }
   }
+  // most pages fit whole (the budget is larger than the page's limit): one attempt then
+  const whole = max > min ? attempt(max) : undefined
+  if (whole !== undefined && whole.size <= budget.limit) return Either.right(whole)
   let best = attempt(min)
   if (best.size > budget.limit) {
     return Either.left(new EnvelopeTooSmall({ limit: budget.limit, needed: best.size, measure }))
   }
   let lo = min
-  let hi = max
+  let hi = whole === undefined ? max : max - 1
   while (lo < hi) {
     const mid = lo + Math.ceil((hi - lo) / 2)
     const a = attempt(mid)

@@ -85,4 +85,21 @@ describe("Envelope.fitCount", () => {
     expect(r.right.size).toBeLessThanOrEqual(limit)
     if (r.right.count < items.length) expect([...JSON.stringify(build(r.right.count + 1))].length).toBeGreaterThan(limit)
   })
+
+  it("builds a result that fits whole once, and one that does not in a search", () => {
+    const items = Array.from({ length: 1000 }, (_, i) => `item ${i}`)
+    let built = 0
+    const build = (n: number) => {
+      built++
+      return { matches: items.slice(0, n) }
+    }
+    const whole = Envelope.fitCount(0, items.length, build, { limit: 100_000 })
+    expect(Either.isRight(whole) && whole.right.count).toBe(1000)
+    expect(built).toBe(1)
+    built = 0
+    const part = Envelope.fitCount(0, items.length, build, { limit: 2_000 })
+    expect(Either.isRight(part) && part.right.count).toBeLessThan(1000)
+    expect(built).toBeGreaterThan(2)
+    expect(built).toBeLessThanOrEqual(13)
+  })
 })

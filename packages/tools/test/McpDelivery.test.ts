@@ -343,7 +343,9 @@ describe("what an MCP client and a model receive", () => {
       args = next.args
     }
     expect(whole).toBe(mixedOutput())
-    expect(pages).toBeGreaterThanOrEqual(10)
+    // no page carries more than the budget, and the output took many of them
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(codePoints(whole) / BUDGET))
+    expect(pages).toBeGreaterThanOrEqual(5)
   }, 60_000)
 
   it("a text-only client reads a job by byte and by line, and a saved file by line, by the calls the texts name", async () => {
