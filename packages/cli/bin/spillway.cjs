@@ -13,8 +13,11 @@ if (!fs.existsSync(path.join(__dirname, "..", "dist", "spillway.cjs"))) {
   return
 }
 
-// `read` has a small program of its own for the common case (see src/fastRead.ts)
-if (process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
+// `read` and `run` have small programs of their own for their common forms (see src/fastRead.ts and
+// src/quickRun.ts); SPILLWAY_QUICK=0 sends every one to the whole command
+const quick = process.env.SPILLWAY_QUICK !== "0"
+
+if (quick && process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
 
 // `mcp`, `host` and `serve` are programs of their own, so the rest of the command never loads what they need
 // (`serve --help` is answered by the command, which lists it)
@@ -46,8 +49,8 @@ const load = (name) => {
   return mod.exports
 }
 
-// `run` in its common forms has a program of its own too (see src/quickRun.ts); SPILLWAY_QUICK=0 skips it
-const quick = process.env.SPILLWAY_QUICK !== "0" && process.argv[2] === "run" && (process.argv.includes("--") || process.argv.includes("-c"))
-if (quick && load("run").tryQuickRun(process.argv.slice(2), process.env)) return
+// the run program takes only a command after -- or a line after -c: anything else is not loaded twice
+const runForm = process.argv[2] === "run" && (process.argv.includes("--") || process.argv.includes("-c"))
+if (quick && runForm && load("run").tryQuickRun(process.argv.slice(2))) return
 
 load("spillway")

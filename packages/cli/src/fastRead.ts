@@ -5,8 +5,8 @@
  * body that is not the caller's or has expired, manifests kept elsewhere
  * than the directory's SQLite file, an offset past the end), so errors are
  * reported in one place. It asks the same question the body store's access
- * check does (the owner, and expiry) before it reads a byte.
- * `SPILLWAY_QUICK=0` hands every read over.
+ * check does (the owner, and expiry) before it reads a byte. The bin skips
+ * it when `SPILLWAY_QUICK=0`.
  *
  * @since 0.1.0
  */
@@ -98,7 +98,6 @@ const write = (fd: number, data: Uint8Array | string) => {
 
 /** Serves the read if it is the common case; returns false to hand over to the full command. */
 export const tryFastRead = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
-  if (env.SPILLWAY_QUICK === "0") return false
   try {
     return serve(args, env)
   } catch (e) {

@@ -2,11 +2,11 @@
  * `spillway run` as a program of its own, for the forms its arguments
  * nearly always take: `run [--json] [--max-chars N] -- CMD [ARGS...]` and
  * `run [--json] [--max-chars N] -c LINE`. It runs the same `runCommand` with
- * the same services as the whole command, without loading the command tree,
- * the searches, the web view or the PostgreSQL client, so a command starts
- * sooner. Anything else (help, other flags, a flag given twice, a missing
- * command) is handed over to the whole command, so errors are worded in one
- * place. `SPILLWAY_QUICK=0` hands every run over.
+ * the same services as the whole command, without loading the command tree
+ * and the other commands (the searches' worker, the web view), so a command
+ * starts sooner. Anything else (help, other flags, a flag given twice, a
+ * missing command) is handed over to the whole command, so errors are worded
+ * in one place. The bin skips it when `SPILLWAY_QUICK=0`.
  *
  * @since 0.1.0
  */
@@ -32,18 +32,19 @@ export const parse = (args: ReadonlyArray<string>, defaultMaxChars: number = Spi
       const argv = args.slice(i + 1)
       return argv.length > 0 && shell === undefined ? { argv, json: json ?? false, maxChars: maxChars ?? defaultMaxChars, shell: Option.none() } : undefined
     }
+    const given = a === "--max-chars" ? count(args[i + 1]) : a.startsWith("--max-chars=") ? count(a.slice(12)) : undefined
     if (a === "--json" && json === undefined) json = true
-    else if (a === "--max-chars" && maxChars === undefined && count(args[i + 1]) !== undefined) maxChars = count(args[++i])
-    else if (a.startsWith("--max-chars=") && maxChars === undefined && count(a.slice(12)) !== undefined) maxChars = count(a.slice(12))
-    else if (a === "-c" && shell === undefined && args[i + 1] !== undefined && !args[i + 1]!.startsWith("-")) shell = args[++i]
+    else if (given !== undefined && maxChars === undefined) {
+      maxChars = given
+      if (a === "--max-chars") i++
+    } else if (a === "-c" && shell === undefined && args[i + 1] !== undefined && !args[i + 1]!.startsWith("-")) shell = args[++i]
     else return undefined
   }
   return shell !== undefined ? { argv: [], json: json ?? false, maxChars: maxChars ?? defaultMaxChars, shell: Option.some(shell) } : undefined
 }
 
 /** Runs `spillway run` when its arguments take a common form; false hands them over to the whole command. */
-export const tryQuickRun = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
-  if (env.SPILLWAY_QUICK === "0") return false
+export const tryQuickRun = (args: ReadonlyArray<string>): boolean => {
   const options = parse(args)
   if (options === undefined) return false
   const output = processOutput()
