@@ -23,7 +23,8 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
 import { Duplex } from "node:stream"
-import { HostError, HostRpcs } from "./HostProtocol.js"
+import { HostError, HostRpcs, MAX_PAGES_AHEAD } from "./HostProtocol.js"
+import * as ReadAhead from "./internal/readAhead.js"
 import * as RemoteRecords from "./RemoteRecords.js"
 
 /** The allowance a remote start reserves. */
@@ -181,11 +182,38 @@ export class RemoteLease extends Context.Tag("@spillway/remote/RemoteLease")<
   }
 >() {}
 
+/** How a controller calls its host. */
+export interface LayerOptions {
+  /** Longest wait for one call; 30 seconds by default. */
+  readonly callTimeout?: Duration.DurationInput
+  /**
+   * Reading ahead: a reader that pages a finished job's output cursor after
+   * cursor, each within `millis` of the last, gets up to `pages` pages per
+   * call to the host, the ones after the first kept here for at most
+   * `millis` (so a revoked credential can still be served pages that arrived
+   * up to that long before). 8 pages and 1 second by default; `false` (or
+   * `pages: 1`) makes one call per page.
+   */
+  readonly readAhead?: false | { readonly pages?: number; readonly millis?: number }
+}
+
+const aheadOf = (option: LayerOptions["readAhead"]): ReadAhead.Options => {
+  if (option === false) return { pages: 1, millis: 0 }
+  const pages = option?.pages ?? MAX_PAGES_AHEAD
+  const millis = option?.millis ?? 1000
+  if (!Number.isInteger(pages) || pages < 1 || pages > MAX_PAGES_AHEAD) {
+    throw new RangeError(`readAhead.pages must be a whole number from 1 to ${MAX_PAGES_AHEAD}, got ${pages}`)
+  }
+  if (!Number.isFinite(millis) || millis < 0) throw new RangeError(`readAhead.millis must be 0 or more, got ${millis}`)
+  return { pages, millis }
+}
+
 /** The capability over one host connection, reserving from the retention quota in context (or a private one). */
-export const layer = (options: { readonly callTimeout?: Duration.DurationInput } = {}) =>
+export const layer = (options: LayerOptions = {}) =>
   Layer.effect(
     RemoteLease,
     Effect.gen(function*() {
+      const ahead = aheadOf(options.readAhead)
       const client = yield* HostConnection
       const quota = Option.getOrElse(yield* Effect.serviceOption(Retention.Retention), () => Retention.make())
       const records = yield* Option.match(yield* Effect.serviceOption(RemoteRecords.RemoteRecords), {
@@ -227,6 +255,7 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
             /** Calls the host with the current lease. */
             const withLease = <A>(f: (lease: string) => Effect.Effect<A, unknown>) => Effect.flatMap(current, (l) => call(f(l)))
             const scopeHash = scopeHashOf(granted.scope)
+            const readAhead = ReadAhead.make<HostError | HostUnreachable>(ahead)
             const reservations = new Map<number, Retention.Reservation>()
             const mine = (m: RemoteManifest) =>
               m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
@@ -275,8 +304,17 @@ export const layer = (options: { readonly callTimeout?: Duration.DurationInput }
                   return started
                 }),
               poll: (pid, request = {}) =>
-                Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(withLease((lease) => client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))),
+                Effect.flatMap(generationOf(pid), (generation) => {
+                  const one = Effect.tap(withLease((lease) => client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))
+                  const { cursor, limit, line } = request
+                  // a page by cursor (a line number takes precedence over a cursor) may come from the pages read ahead
+                  if (typeof cursor !== "string" || cursor === "" || (line !== undefined && line !== null)) return one
+                  return readAhead(
+                    { pid, generation, limit, cursor },
+                    one,
+                    (count) => withLease((lease) => client.Pages({ lease, pid, generation, cursor, limit, count }))
+                  )
+                }),
               wait: (pid, timeoutMillis, pattern) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
                   Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),

@@ -14,7 +14,7 @@ import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import { Access, Cursor, Errors, Process, Secrets } from "@spillway/core"
+import { Access, Cursor, Errors, Process, type ProcessView, Secrets } from "@spillway/core"
 import { NodeBodies, NodeChild, NodePattern } from "@spillway/node"
 import { Clock, Effect, Either, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
@@ -72,6 +72,37 @@ const readCredentials = (file: string): ReadonlyMap<string, string> => {
   const decoded = decodeCredentials(text)
   return decoded._tag === "Right" ? new Map(Object.entries(decoded.right.credentials)) : new Map()
 }
+
+/** The characters of content after which a `Pages` call stops, whatever its count (well under a frame even with every character escaped). */
+const PAGES_AHEAD_CHARS = 64 * 1024
+
+/**
+ * Pages in a row from a cursor, each as a poll would return it: at least the
+ * first, and no more once the output ends, the job is still running, or the
+ * pages hold `PAGES_AHEAD_CHARS`.
+ */
+const pagesFrom = (
+  manager: Process.Manager,
+  caller: Process.Caller,
+  request: { readonly pid: number; readonly cursor: string; readonly limit: number | null | undefined; readonly count: number }
+) =>
+  Effect.gen(function*() {
+    const pages: Array<ProcessView.Page> = []
+    let cursor: string | undefined = request.cursor
+    let chars = 0
+    while (cursor !== undefined && pages.length < request.count && chars < PAGES_AHEAD_CHARS) {
+      const view: ProcessView.PollResult = yield* manager.poll(caller, { pid: request.pid, cursor, limit: request.limit })
+      // a poll by cursor answers with a page; anything else ends the run
+      if (view._tag !== "Page") {
+        if (pages.length === 0) return yield* new Errors.InvalidRequest({ argument: "cursor", reason: "this cursor does not start a page" })
+        break
+      }
+      pages.push(view)
+      chars += view.content.length
+      cursor = view.truncated && view.status !== "running" ? view.next_cursor : undefined
+    }
+    return pages
+  })
 
 /** The handlers of the host's calls, over a process manager of its own. */
 export const handlers = (options: Options) =>
@@ -138,6 +169,8 @@ export const handlers = (options: Options) =>
           )),
       Poll: ({ cursor, generation, lease, limit, line, lines, offset, pid }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) => manager.poll(caller, { pid, cursor, offset, limit, line, lines })),
+      Pages: ({ count, cursor, generation, lease, limit, pid }, { clientId }) =>
+        onJob(lease, clientId, pid, generation, (caller) => pagesFrom(manager, caller, { pid, cursor, limit, count })),
       Search: ({ cursor, generation, ignoreCase, lease, maxResults, pattern, pid }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) =>
           // a search runs up to its deadline: the lease is checked again before its matches are returned

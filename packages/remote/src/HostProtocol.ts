@@ -1,6 +1,6 @@
 /**
- * The host's RPC group, the only way into a host: lease, start, poll, wait,
- * search, stdin, signal, status and delete. Every call but `Lease` carries a lease;
+ * The host's RPC group, the only way into a host: lease, start, poll, pages,
+ * wait, search, stdin, signal, status and delete. Every call but `Lease` carries a lease;
  * none takes a path. Views and pages cross as the same schemas a local poll
  * returns, decoded on arrival.
  *
@@ -25,6 +25,9 @@ const lease = Schema.String
 const pid = Schema.Number
 /** The generation the controller recorded for the pid: a later job that got the same pid is refused. */
 const generation = Schema.optional(Schema.String)
+
+/** Most pages one `Pages` call returns: what a controller reading ahead may ask for. */
+export const MAX_PAGES_AHEAD = 8
 
 /** The host's calls. */
 export class HostRpcs extends RpcGroup.make(
@@ -57,6 +60,25 @@ export class HostRpcs extends RpcGroup.make(
       lines: Schema.optional(Schema.NullOr(Schema.Number))
     },
     success: ProcessView.PollResult,
+    error: HostError
+  }),
+  /**
+   * Up to `count` pages in a row from a cursor, as that many polls would
+   * return them: what a controller reading a job's output ahead asks for.
+   * The host stops early at the end of the output, at a page of a job still
+   * running (whose next page may still change), and once the pages hold
+   * about 64 Ki characters.
+   */
+  Rpc.make("Pages", {
+    payload: {
+      lease,
+      pid,
+      generation,
+      cursor: Schema.String,
+      limit: Schema.optional(Schema.NullOr(Schema.Number)),
+      count: Schema.Int.pipe(Schema.between(1, MAX_PAGES_AHEAD))
+    },
+    success: Schema.Array(ProcessView.Page),
     error: HostError
   }),
   Rpc.make("Wait", {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Retention } from "@spillway/core"
 import { Controller, HostIdentity, Lease, RemoteRecords } from "@spillway/remote"
-import { Clock, Effect, Exit, Layer, Scope } from "effect"
+import { Cause, Clock, Effect, Exit, Layer, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { bin, hostFiles, hostProcess } from "./hosts.js"
@@ -131,6 +131,145 @@ describe("a host over stdio", () => {
       yield* leased.wait(job.pid, 10_000)
       yield* leased.expire(job.pid)
       expect(quota.usage("spool").reserved).toBe(0)
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+})
+
+/** The lease capability over a stdio host whose client notes each `Poll` and `Pages` call it makes. */
+const countingOverStdio = (
+  files: { readonly directory: string; readonly credentials: string },
+  calls: Array<string>,
+  options?: Controller.LayerOptions
+) => {
+  const stdio = Controller.layerStdio(process.execPath, [bin, "host", "--stdio", "--dir", files.directory, "--credentials", files.credentials])
+  const counting = Layer.effect(
+    Controller.HostConnection,
+    Effect.map(Controller.HostConnection, (client) => ({
+      ...client,
+      Poll: ((payload: Parameters<typeof client.Poll>[0]) => {
+        calls.push("Poll")
+        return client.Poll(payload)
+      }) as typeof client.Poll,
+      Pages: ((payload: Parameters<typeof client.Pages>[0]) => {
+        calls.push(`Pages ${payload.count}`)
+        return client.Pages(payload)
+      }) as typeof client.Pages
+    }))
+  )
+  return Controller.layer(options).pipe(Layer.provideMerge(Layer.provideMerge(counting, stdio)))
+}
+
+type Paged = { readonly _tag: string; readonly content: string; readonly offset: number; readonly truncated: boolean; readonly next_cursor?: string }
+
+/** Every page from a cursor, each asked for as soon as the last came. */
+const pageAll = (poll: (cursor: string) => Effect.Effect<unknown, unknown>, first: string, between = Effect.void) =>
+  Effect.gen(function*() {
+    const pages: Array<Paged> = []
+    let cursor: string | undefined = first
+    while (cursor !== undefined) {
+      const page = (yield* poll(cursor)) as Paged
+      pages.push(page)
+      cursor = page.truncated ? page.next_cursor : undefined
+      if (cursor !== undefined) yield* between
+    }
+    return pages
+  })
+
+describe("reading ahead through a lease", () => {
+  it.scopedLive("gives a reader paging in a row the pages one call at a time would, in far fewer calls", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const calls: Array<string> = []
+      const context = yield* Layer.build(countingOverStdio(files, calls))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "seq 1 20000" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View
+      calls.length = 0
+      const read = yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor)
+      const made = [...calls]
+      // the same pages, cursors and all, as polling the host for each one
+      const client = yield* Effect.provide(Controller.HostConnection, context)
+      const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+      const one = yield* pageAll((cursor) => client.Poll({ lease: token, pid: job.pid, generation: job.generation, cursor, limit: 1000 }), view.retention.cursor)
+      expect(read.length).toBe(Math.ceil(108_894 / 1000))
+      expect(read).toEqual(one)
+      expect(read.map((p) => p.content).join("")).toBe(Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join(""))
+      // one page, then 2, 4 and 8 at a time: 109 pages in 16 calls
+      expect(made.slice(0, 4)).toEqual(["Poll", "Pages 2", "Pages 4", "Pages 8"])
+      expect(made.length).toBe(4 + Math.ceil((read.length - 1 - 2 - 4 - 8) / 8))
+      expect(made.length).toBe(16)
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
+  it.scopedLive("makes one call per page for a reader that comes back later, or with reading ahead off", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const calls: Array<string> = []
+      const context = yield* Layer.build(countingOverStdio(files, calls, { readAhead: { millis: 100 } }))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "seq 1 2000" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View
+      calls.length = 0
+      const slow = yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor, Effect.sleep("150 millis"))
+      expect(slow.length).toBe(9)
+      expect(calls).toEqual(Array.from({ length: 9 }, () => "Poll"))
+
+      const offCalls: Array<string> = []
+      const off = yield* Layer.build(countingOverStdio(files, offCalls, { readAhead: false }))
+      const again = yield* leaseWith("cred-a").pipe(Effect.provide(off))
+      expect(yield* pageAll((cursor) => again.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor)).toEqual(slow)
+      expect(offCalls).toEqual(Array.from({ length: 9 }, () => "Poll"))
+      // a setting out of range is refused when the layer is built
+      const bad = yield* Effect.exit(Layer.build(countingOverStdio(files, [], { readAhead: { pages: 9 } })))
+      expect(Exit.isFailure(bad) && String(Cause.squash(bad.cause))).toContain("readAhead.pages must be a whole number from 1 to 8, got 9")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
+  it.scopedLive("keeps no page of a job still running, and no page past its time once the credential is revoked", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const calls: Array<string> = []
+      const context = yield* Layer.build(countingOverStdio(files, calls, { readAhead: { millis: 300 } }))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const running = yield* leased.start({ command: "seq 1 2000; echo READY; sleep 30" })
+      const seen = (yield* leased.wait(running.pid, 10_000, "READY")) as View
+      calls.length = 0
+      // a running job's page may still change: every one comes from the host (the host stops at the first)
+      const live = yield* pageAll((cursor) => leased.poll(running.pid, { cursor, limit: 1000 }), seen.retention.cursor)
+      expect(live.length).toBe(9)
+      expect(calls.filter((c) => c === "Poll" || c.startsWith("Pages")).length).toBe(live.length)
+
+      const job = yield* leased.start({ command: "seq 1 20000" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View
+      calls.length = 0
+      let cursor = view.retention.cursor
+      for (let i = 0; i < 4; i++) cursor = ((yield* leased.poll(job.pid, { cursor, limit: 1000 })) as Paged).next_cursor!
+      // the call for 4 pages left 3 here; revoked, they are served no longer than the 300 ms they are kept
+      expect(calls).toEqual(["Poll", "Pages 2", "Pages 4"])
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: {} }))
+      yield* Effect.sleep("350 millis")
+      expect((yield* Effect.flip(leased.poll(job.pid, { cursor, limit: 1000 }))).message).toContain("lease refused (revoked)")
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
+  it.scopedLive("the host answers at most 8 pages, and fewer at the end of the output", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      const context = yield* Layer.build(overStdio(files))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "seq 1 2000" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View
+      const client = yield* Effect.provide(Controller.HostConnection, context)
+      const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+      const ask = (count: number) => client.Pages({ lease: token, pid: job.pid, generation: job.generation, cursor: view.retention.cursor, limit: 1000, count })
+      const pages = yield* ask(8)
+      expect(pages.length).toBe(8)
+      expect((yield* ask(3)).map((p) => p.offset)).toEqual([0, 1000, 2000])
+      // 8,893 bytes: the ninth page is the last
+      const rest = yield* client.Pages({ lease: token, pid: job.pid, generation: job.generation, cursor: pages[7]!.next_cursor!, limit: 1000, count: 8 })
+      expect(rest.map((p) => [p.offset, p.truncated])).toEqual([[8000, false]])
+      expect(Exit.isFailure(yield* Effect.exit(ask(9)))).toBe(true)
+      expect(Exit.isFailure(yield* Effect.exit(ask(0)))).toBe(true)
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 })
