@@ -252,6 +252,36 @@ describe("reading ahead through a lease", () => {
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 
+  it.scopedLive("reads one page at a time from a host that does not know the call for several", () =>
+    Effect.gen(function*() {
+      const files = hostFiles({ "cred-a": "team-a" })
+      // a host from before the call: the same host, behind a relay that renames the call on its way in
+      const relay = [
+        "const { spawn } = require('node:child_process')",
+        "const host = spawn(process.execPath, process.argv.slice(1), { stdio: ['pipe', 'inherit', 'inherit'] })",
+        "let held = ''",
+        "process.stdin.on('data', (d) => { held += d; const lines = held.split('\\n'); held = lines.pop(); for (const l of lines) host.stdin.write(l.replace('\"tag\":\"Pages\"', '\"tag\":\"PagesOfLater\"') + '\\n') })",
+        "process.stdin.on('end', () => host.stdin.end())",
+        "process.on('SIGTERM', () => { host.kill('SIGTERM'); process.exit(0) })"
+      ].join("\n")
+      const context = yield* Layer.build(Controller.layer().pipe(Layer.provideMerge(Controller.layerStdio(
+        process.execPath,
+        ["-e", relay, bin, "host", "--stdio", "--dir", files.directory, "--credentials", files.credentials]
+      ))))
+      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const job = yield* leased.start({ command: "seq 1 20000" })
+      const view = (yield* leased.wait(job.pid, 10_000)) as View
+      const client = yield* Effect.provide(Controller.HostConnection, context)
+      const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+      // the renamed call is refused as unknown, and paging goes on without it
+      const refused = yield* Effect.exit(client.Pages({ lease: token, pid: job.pid, generation: job.generation, cursor: view.retention.cursor, count: 2 }))
+      expect(Exit.isFailure(refused) && String(Cause.squash(refused.cause))).toContain("Unknown request tag")
+      const read = yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor)
+      expect(read.length).toBe(109)
+      expect(read.map((p) => p.content).join("")).toBe(Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join(""))
+      Fs.rmSync(files.root, { recursive: true, force: true })
+    }), 30_000)
+
   it.scopedLive("the host answers at most 8 pages, and fewer at the end of the output", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a": "team-a" })

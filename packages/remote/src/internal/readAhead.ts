@@ -5,7 +5,8 @@
  * three, then up to `pages - 1`, each served from memory for at most `millis`
  * after it arrived. A reader that comes back later (a model between two tool
  * calls) makes one call per page, as without it. Pages of a job still running
- * are never kept: its next page may still change.
+ * are never kept: its next page may still change. A host that does not know
+ * the call for several pages (one from before it) is read one page at a time.
  *
  * @internal
  */
@@ -29,11 +30,11 @@ export interface At {
 }
 
 /** The reads a controller makes: `one` page, or `many` in a row from the cursor. */
-export type Read<E> = <A extends ProcessView.PollResult>(
+export type Read<E> = (
   at: At,
-  one: Effect.Effect<A, E>,
+  one: Effect.Effect<ProcessView.PollResult, E>,
   many: (count: number) => Effect.Effect<ReadonlyArray<ProcessView.Page>, E>
-) => Effect.Effect<A | ProcessView.Page, E>
+) => Effect.Effect<ProcessView.PollResult, E>
 
 /** A reader's place: the cursor it will ask for next if it reads on, until when that counts, and how many pages its last call asked for. */
 interface Reader {
@@ -55,6 +56,7 @@ const nextOf = (view: ProcessView.PollResult): string | undefined =>
 export const make = <E>(options: Options): Read<E> => {
   const kept = new Map<string, { readonly page: ProcessView.Page; readonly until: number }>()
   const readers = new Map<string, Reader>()
+  let hostReadsAhead = true
   const prune = (now: number) => {
     for (const [key, entry] of kept) if (entry.until <= now) kept.delete(key)
     for (const [key, reader] of readers) if (reader.until <= now) readers.delete(key)
@@ -64,12 +66,8 @@ export const make = <E>(options: Options): Read<E> => {
       kept.delete(key)
     }
   }
-  return <A extends ProcessView.PollResult>(
-    at: At,
-    one: Effect.Effect<A, E>,
-    many: (count: number) => Effect.Effect<ReadonlyArray<ProcessView.Page>, E>
-  ) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<A | ProcessView.Page, E> => {
+  return (at, one, many) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<ProcessView.PollResult, E> => {
       prune(now)
       const job = JSON.stringify([at.pid, at.generation ?? null])
       const reader = readers.get(job)
@@ -85,10 +83,26 @@ export const make = <E>(options: Options): Read<E> => {
       }
       const inRow = reader !== undefined && reader.next === at.cursor
       const window = inRow ? Math.min(options.pages, reader.window * 2) : 1
-      if (window <= 1) return Effect.tap(one, (view) => served(view, 1))
-      return Effect.flatMap(many(window), (pages) =>
-        Effect.map(Clock.currentTimeMillis, (arrived) => {
-          const first = pages[0]!
+      if (window <= 1 || !hostReadsAhead) return Effect.tap(one, (view) => served(view, 1))
+      // a host from before the call answers that it does not know it: read one page at a time from then on
+      const asked = Effect.catchAllDefect(
+        // no page at all is no answer: the one page, asked for alone
+        Effect.flatMap(many(window), (pages): Effect.Effect<ReadonlyArray<ProcessView.PollResult>, E> =>
+          pages.length > 0 ? Effect.succeed(pages) : Effect.map(one, (view) => [view])),
+        (defect) => {
+          if (!String(defect).includes("Unknown request tag")) return Effect.die(defect)
+          hostReadsAhead = false
+          return Effect.map(one, (view) => [view])
+        }
+      )
+      return Effect.flatMap(asked, (answered) =>
+        Effect.map(Clock.currentTimeMillis, (arrived): ProcessView.PollResult => {
+          const first = answered[0]!
+          if (first._tag !== "Page" || answered.length === 1) {
+            served(first, window)
+            return first
+          }
+          const pages = answered as ReadonlyArray<ProcessView.Page>
           for (let i = 1; i < pages.length; i++) {
             const before = pages[i - 1]!
             const page = pages[i]!
