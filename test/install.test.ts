@@ -18,7 +18,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import { builtinModules, createRequire } from "node:module"
 import * as Os from "node:os"
@@ -36,16 +36,49 @@ interface Ran {
   readonly stderr: string
 }
 
-/** Runs a program to its end; a program that cannot start or times out is an error. */
-const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Ran => {
-  const r = spawnSync(file, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, timeout: options.timeout ?? 4 * minute, maxBuffer: 64 * 1024 * 1024 })
-  if (r.error !== undefined) throw new Error(`${file} ${args.join(" ")}: ${r.error.message}`)
-  return { status: r.status, stdout: r.stdout.toString("utf8"), stderr: r.stderr.toString("utf8") }
-}
+/** Most bytes of output kept from one program. */
+const MAX_OUTPUT = 64 * 1024 * 1024
+
+/**
+ * Runs a program to its end; a program that cannot start, prints more than
+ * `MAX_OUTPUT` or times out is an error. Asynchronous, so that the test's
+ * worker keeps answering the test runner while npm installs for minutes.
+ */
+const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<Ran> =>
+  new Promise((resolve, reject) => {
+    const what = `${file} ${args.join(" ")}`
+    const child = spawn(file, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    let size = 0
+    let failed: Error | undefined
+    const stop = (e: Error) => {
+      failed ??= e
+      child.kill("SIGKILL")
+    }
+    const timeout = options.timeout ?? 4 * minute
+    const timer = setTimeout(() => stop(new Error(`${what}: timed out after ${timeout} ms`)), timeout)
+    const take = (into: Array<Buffer>) => (d: Buffer) => {
+      size += d.length
+      if (size > MAX_OUTPUT) stop(new Error(`${what}: printed more than ${MAX_OUTPUT} bytes`))
+      else into.push(d)
+    }
+    child.stdout.on("data", take(out))
+    child.stderr.on("data", take(err))
+    child.once("error", (e) => {
+      clearTimeout(timer)
+      reject(new Error(`${what}: ${e.message}`))
+    })
+    child.once("close", (status) => {
+      clearTimeout(timer)
+      if (failed !== undefined) reject(failed)
+      else resolve({ status, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") })
+    })
+  })
 
 /** Runs a program that must succeed, saying what it printed when it does not. */
-const succeed = (file: string, args: ReadonlyArray<string>, options: Parameters<typeof run>[2] = {}): string => {
-  const r = run(file, args, options)
+const succeed = async (file: string, args: ReadonlyArray<string>, options: Parameters<typeof run>[2] = {}): Promise<string> => {
+  const r = await run(file, args, options)
   if (r.status !== 0) throw new Error(`${file} ${args.join(" ")} exited ${r.status}:\n${r.stdout}\n${r.stderr}`)
   return r.stdout
 }
@@ -141,7 +174,7 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     ...extra
   })
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const problem = buildProblem()
     if (problem !== undefined) {
       throw new Error(`this test installs what the build made, and ${problem}: run \`npx --yes pnpm@10.34.8 build\` first (\`pnpm test\` builds before it tests)`)
@@ -153,22 +186,22 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     output = Path.join(dir, "output")
     Fs.mkdirSync(project)
 
-    succeed("npx", [...pnpm, "-r", "pack", "--pack-destination", packs])
+    await succeed("npx", [...pnpm, "-r", "pack", "--pack-destination", packs])
     for (const tarball of Fs.readdirSync(packs)) {
-      const manifest = JSON.parse(succeed("tar", ["-xzOf", Path.join(packs, tarball), "package/package.json"]))
-      manifest.files = succeed("tar", ["-tzf", Path.join(packs, tarball)]).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
+      const manifest = JSON.parse(await succeed("tar", ["-xzOf", Path.join(packs, tarball), "package/package.json"]))
+      manifest.files = (await succeed("tar", ["-tzf", Path.join(packs, tarball)])).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
       manifests.set(manifest.name, manifest)
     }
     const tarballs = Fs.readdirSync(packs).map((f) => Path.join(packs, f))
 
     // as the README says: every tarball installed globally, here under a prefix of the test's own
     // (the user's npm settings and cache are kept: what fails here fails for a user)
-    succeed("npm", ["install", "--global", "--prefix", global, ...npmFlags, ...tarballs], { cwd: dir })
+    await succeed("npm", ["install", "--global", "--prefix", global, ...npmFlags, ...tarballs], { cwd: dir })
     provideSqliteAddon(Path.join(global, "lib", "node_modules"))
     // and into a project, whose programs import the libraries (with the `effect` they are written against)
     Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "spillway-user", private: true, type: "module" }))
     const effect = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "core", "package.json"), "utf8")).dependencies.effect
-    succeed("npm", ["install", ...npmFlags, ...tarballs, `effect@${effect}`], { cwd: project })
+    await succeed("npm", ["install", ...npmFlags, ...tarballs, `effect@${effect}`], { cwd: project })
     provideSqliteAddon(Path.join(project, "node_modules"))
   }, 10 * minute)
 
@@ -234,18 +267,18 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     }
   })
 
-  it("runs the globally installed spillway, and the project's, and keeps long output it can read back", () => {
+  it("runs the globally installed spillway, and the project's, and keeps long output it can read back", async () => {
     for (const bin of [Path.join(global, "bin", "spillway"), Path.join(project, "node_modules", ".bin", "spillway")]) {
-      const hi = run(bin, ["run", "--", "echo", "hi"], { env: env() })
+      const hi = await run(bin, ["run", "--", "echo", "hi"], { env: env() })
       expect({ status: hi.status, stdout: hi.stdout, stderr: hi.stderr }).toEqual({ status: 0, stdout: "hi\n", stderr: "" })
     }
     const spillway = Path.join(global, "bin", "spillway")
-    const long = run(spillway, ["run", "--", "node", "-e", "for (let i = 1; i <= 3000; i++) console.log(`line ${i}`)"], { env: env() })
+    const long = await run(spillway, ["run", "--", "node", "-e", "for (let i = 1; i <= 3000; i++) console.log(`line ${i}`)"], { env: env() })
     expect(long.status).toBe(0)
     const name = /Full output: (\S+\.log)\]/.exec(long.stdout)?.[1]
     expect(name, long.stdout + long.stderr).toBeDefined()
-    expect(run(spillway, ["read", name!, "--offset", "1500", "--limit", "2"], { env: env() }).stdout).toBe("line 1500\nline 1501\n")
-    expect(run(spillway, ["grep", "^line 2999$", name!], { env: env() }).stdout).toBe("2999:line 2999\n")
+    expect((await run(spillway, ["read", name!, "--offset", "1500", "--limit", "2"], { env: env() })).stdout).toBe("line 1500\nline 1501\n")
+    expect((await run(spillway, ["grep", "^line 2999$", name!], { env: env() })).stdout).toBe("2999:line 2999\n")
   })
 
   it("serves the tools over MCP, started as the README's client configuration says", async () => {
@@ -272,7 +305,7 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     expect(result.structuredContent).toMatchObject({ exit_code: 0, timed_out: false, truncated: false })
   })
 
-  it("runs a program that imports @spillway/core and @spillway/node from the installed packages", () => {
+  it("runs a program that imports @spillway/core and @spillway/node from the installed packages", async () => {
     const token = "Zq8vN3xW5tLr2Kp9Hd4s"
     Fs.writeFileSync(
       Path.join(project, "keep.mjs"),
@@ -290,7 +323,7 @@ const program = Effect.gen(function*() {
 process.stdout.write(JSON.stringify(await Effect.runPromise(program.pipe(Effect.provide(NodeSpill.layer())))))
 `
     )
-    const out = succeed(process.execPath, ["keep.mjs"], { cwd: project, env: env({ DEPLOY_TOKEN: token }) })
+    const out = await succeed(process.execPath, ["keep.mjs"], { cwd: project, env: env({ DEPLOY_TOKEN: token }) })
     const result = JSON.parse(out)
     expect(result.truncated).toBe(true)
     expect(result.preview).toContain(`Full output: ${result.filename}]`)
