@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Retention } from "@spillway/core"
 import { Controller, HostIdentity, Lease, RemoteRecords } from "@spillway/remote"
-import { Cause, Clock, Effect, Exit, Layer, Scope } from "effect"
+import { Cause, Clock, type Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { bin, hostFiles, hostProcess } from "./hosts.js"
@@ -175,21 +175,39 @@ const pageAll = (poll: (cursor: string) => Effect.Effect<unknown, unknown>, firs
     return pages
   })
 
+/**
+ * A stdio host whose client notes its `Poll` and `Pages` calls, a lease on
+ * it, and a job of `command` waited for (to its end, or to `pattern`); the
+ * notes start empty after the wait.
+ */
+const leasedJob = (command: string, options?: Controller.LayerOptions, pattern?: string) =>
+  Effect.gen(function*() {
+    const files = hostFiles({ "cred-a": "team-a" })
+    const calls: Array<string> = []
+    const context = yield* Layer.build(countingOverStdio(files, calls, options))
+    const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+    const job = yield* leased.start({ command })
+    const view = (yield* leased.wait(job.pid, 10_000, pattern)) as View
+    calls.length = 0
+    return { files, calls, context, leased, job, view }
+  })
+
+/** The host's client in a context, and a lease of its own to call it with. */
+const rawClient = (context: Context.Context<Controller.HostConnection>) =>
+  Effect.gen(function*() {
+    const client = yield* Effect.provide(Controller.HostConnection, context)
+    const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+    return { client, token }
+  })
+
 describe("reading ahead through a lease", () => {
   it.scopedLive("gives a reader paging in a row the pages one call at a time would, in far fewer calls", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
-      const calls: Array<string> = []
-      const context = yield* Layer.build(countingOverStdio(files, calls))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
-      const job = yield* leased.start({ command: "seq 1 20000" })
-      const view = (yield* leased.wait(job.pid, 10_000)) as View
-      calls.length = 0
+      const { calls, context, files, job, leased, view } = yield* leasedJob("seq 1 20000")
       const read = yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor)
       const made = [...calls]
       // the same pages, cursors and all, as polling the host for each one
-      const client = yield* Effect.provide(Controller.HostConnection, context)
-      const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+      const { client, token } = yield* rawClient(context)
       const one = yield* pageAll((cursor) => client.Poll({ lease: token, pid: job.pid, generation: job.generation, cursor, limit: 1000 }), view.retention.cursor)
       expect(read.length).toBe(Math.ceil(108_894 / 1000))
       expect(read).toEqual(one)
@@ -203,13 +221,7 @@ describe("reading ahead through a lease", () => {
 
   it.scopedLive("makes one call per page for a reader that comes back later, or with reading ahead off", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
-      const calls: Array<string> = []
-      const context = yield* Layer.build(countingOverStdio(files, calls, { readAhead: { millis: 100 } }))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
-      const job = yield* leased.start({ command: "seq 1 2000" })
-      const view = (yield* leased.wait(job.pid, 10_000)) as View
-      calls.length = 0
+      const { calls, files, job, leased, view } = yield* leasedJob("seq 1 2000", { readAhead: { millis: 100 } })
       const slow = yield* pageAll((cursor) => leased.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor, Effect.sleep("150 millis"))
       expect(slow.length).toBe(9)
       expect(calls).toEqual(Array.from({ length: 9 }, () => "Poll"))
@@ -227,13 +239,7 @@ describe("reading ahead through a lease", () => {
 
   it.scopedLive("keeps no page of a job still running, and no page past its time once the credential is revoked", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
-      const calls: Array<string> = []
-      const context = yield* Layer.build(countingOverStdio(files, calls, { readAhead: { millis: 300 } }))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
-      const running = yield* leased.start({ command: "seq 1 2000; echo READY; sleep 30" })
-      const seen = (yield* leased.wait(running.pid, 10_000, "READY")) as View
-      calls.length = 0
+      const { calls, files, job: running, leased, view: seen } = yield* leasedJob("seq 1 2000; echo READY; sleep 30", { readAhead: { millis: 300 } }, "READY")
       // a running job's page may still change: every one comes from the host (the host stops at the first)
       const live = yield* pageAll((cursor) => leased.poll(running.pid, { cursor, limit: 1000 }), seen.retention.cursor)
       expect(live.length).toBe(9)
@@ -271,8 +277,7 @@ describe("reading ahead through a lease", () => {
       const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "seq 1 20000" })
       const view = (yield* leased.wait(job.pid, 10_000)) as View
-      const client = yield* Effect.provide(Controller.HostConnection, context)
-      const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+      const { client, token } = yield* rawClient(context)
       // the renamed call is refused as unknown, and paging goes on without it
       const refused = yield* Effect.exit(client.Pages({ lease: token, pid: job.pid, generation: job.generation, cursor: view.retention.cursor, count: 2 }))
       expect(Exit.isFailure(refused) && String(Cause.squash(refused.cause))).toContain("Unknown request tag")
@@ -284,13 +289,8 @@ describe("reading ahead through a lease", () => {
 
   it.scopedLive("the host answers at most 8 pages, and fewer at the end of the output", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
-      const context = yield* Layer.build(overStdio(files))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
-      const job = yield* leased.start({ command: "seq 1 2000" })
-      const view = (yield* leased.wait(job.pid, 10_000)) as View
-      const client = yield* Effect.provide(Controller.HostConnection, context)
-      const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+      const { context, files, job, view } = yield* leasedJob("seq 1 2000")
+      const { client, token } = yield* rawClient(context)
       const ask = (count: number) => client.Pages({ lease: token, pid: job.pid, generation: job.generation, cursor: view.retention.cursor, limit: 1000, count })
       const pages = yield* ask(8)
       expect(pages.length).toBe(8)
