@@ -82,6 +82,12 @@ export interface CreateOptions {
    * what you keep.
    */
   readonly onMasked?: ((bytes: Uint8Array, offset: number, newlines: number) => void) | undefined
+  /**
+   * Where the masker builds each output it gives `onMasked` (see
+   * `Secrets.StreamOptions.into`): an `onMasked` that keeps output whole
+   * may then keep the buffer it handed out instead of a copy.
+   */
+  readonly maskInto?: ((length: number) => Uint8Array) | undefined
   /** Told each time a batch of bytes is in the store (or failed to get there): readers of a visible body can look again. */
   readonly onWritten?: (() => void) | undefined
   /** Asked once, just before anything is stored; a reason refuses the body. */
@@ -181,6 +187,7 @@ const specOf = (options: CreateOptions, name: string, now: number): Writer.Spec 
   watch: options.watch,
   masked: options.alreadyMasked ?? false,
   onMasked: options.onMasked,
+  maskInto: options.maskInto,
   onWritten: options.onWritten,
   admit: options.admit
 })

@@ -122,6 +122,16 @@ export interface StreamOptions {
    * allocating and collecting a buffer per chunk. False by default.
    */
   readonly reuseOutput?: boolean | undefined
+  /**
+   * Where to build each window instead (it implies `reuseOutput`): called
+   * once per window with the bytes it needs, it returns a buffer at least
+   * that long, and what `push` or `end` returns then lies in that buffer.
+   * The stream holds on to nothing in it once the call returns, so a
+   * caller that keeps the output may keep the buffer itself and hand out
+   * another one next time, instead of copying. Windows over 4 MiB are
+   * built in memory of their own.
+   */
+  readonly into?: ((length: number) => Uint8Array) | undefined
 }
 
 /**

@@ -40,6 +40,34 @@ const streamAll = (
   return concat(parts)
 }
 
+/** As `streamAll`, each output built in a fresh buffer from `into`, which is spoiled once the output is copied out. */
+const streamInto = (masker: Secrets.Masker, bytes: Uint8Array, cuts: ReadonlyArray<number>): Buffer => {
+  let given: Uint8Array | undefined
+  const stream = masker.stream(undefined, {
+    into: (length) => {
+      given = new Uint8Array(length + 7)
+      return given
+    }
+  })
+  const parts: Array<Uint8Array> = []
+  const take = (out: Uint8Array) => {
+    if (out.length === 0) return
+    // built in the buffer given last, which is the caller's again once the call returns
+    expect(out.buffer).toBe(given!.buffer)
+    parts.push(out.slice())
+    // with a letter: context read from here would join a token's start to a word
+    given!.fill(0x61)
+  }
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
+  let previous = 0
+  for (const point of [...points, bytes.length]) {
+    take(stream.push(bytes.subarray(previous, point)))
+    previous = point
+  }
+  take(stream.end())
+  return concat(parts)
+}
+
 const everyByte = (bytes: Uint8Array) => Array.from({ length: bytes.length }, (_, i) => i)
 
 const ghToken = () => "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
@@ -555,6 +583,31 @@ describe("stream", () => {
     )
   })
 
+  it("with into, builds each output in the buffer given and keeps nothing there once it returns", () => {
+    fc.assert(
+      fc.property(document, cuts, fc.integer({ min: 16, max: 300 }), ({ bytes, secrets }, at, maxHeld) => {
+        const small = Secrets.unsafeMakeMasker({ knownValues: [knownSecret], maxHeldBytes: maxHeld })
+        expect(streamInto(masker, bytes, at)).toEqual(streamAll(masker, bytes, at))
+        const cutLines = streamInto(small, bytes, at)
+        expect(cutLines).toEqual(streamAll(small, bytes, at, maxHeld))
+        expectNoLeak(cutLines, secrets)
+      }),
+      { numRuns: 200 }
+    )
+  })
+
+  it("with into, a token a long line's cut goes through is masked from the context the stream kept", () => {
+    // past the long-line bound a line is cut every few hundred bytes: over these shifts some cuts fall inside the token
+    const small = Secrets.unsafeMakeMasker({ maxHeldBytes: 256 })
+    for (let shift = 0; shift < 270; shift += 9) {
+      const line = enc("x".repeat(shift) + " lorem ipsum ".repeat(1000) + ghToken() + " dolor ".repeat(2000) + "\n")
+      const pushes = Array.from({ length: Math.ceil(line.length / 7) }, (_, i) => 7 * (i + 1))
+      const output = streamInto(small, line, pushes)
+      expectNoLeak(output, [ghToken()])
+      if (shift === 0) expect(Buffer.compare(output, streamAll(small, line, pushes, 256))).toBe(0)
+    }
+  })
+
   it("with reuseOutput, hands out views of one buffer instead of a new one per chunk", () => {
     const stream = masker.stream(undefined, { reuseOutput: true })
     const buffers = new Set<ArrayBufferLike>()
@@ -618,6 +671,8 @@ describe("stream", () => {
         const output = streamAll(small, bytes, at, 256)
         expect(output.length).toBe(bytes.length)
         expectNoLeak(output, secrets)
+        // the context carried over a cut is the stream's own, not the buffer it built the last output in
+        expect(Buffer.compare(streamInto(small, bytes, at), output)).toBe(0)
       }),
       { numRuns: 60 }
     )

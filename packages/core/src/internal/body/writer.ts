@@ -38,6 +38,7 @@ export interface Spec {
   readonly watch: Secrets.Watch | undefined
   readonly masked: boolean
   readonly onMasked: ((bytes: Uint8Array, offset: number, newlines: number) => void) | undefined
+  readonly maskInto: ((length: number) => Uint8Array) | undefined
   readonly onWritten: (() => void) | undefined
   readonly admit: ((name: string) => Effect.Effect<void, string>) | undefined
 }
@@ -465,7 +466,7 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
           w.sourceBytes += raw.length
           if (raw.length === 0) return Effect.void
           // the masker lends what it returns until its next push: `accept` copies what stays
-          if (!spec.masked) w.stream ??= services.masker.stream(spec.watch, { reuseOutput: true })
+          if (!spec.masked) w.stream ??= services.masker.stream(spec.watch, { reuseOutput: true, into: spec.maskInto })
           // past the limit nothing more is kept; masking still runs for whoever watches the masked output
           if (spec.onMasked === undefined && (w.full || w.failure !== undefined) && w.stream !== undefined && w.stream.heldBytes() === 0) {
             w.maskedBytes += raw.length

@@ -72,7 +72,7 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
   // the same rules when there are no known values (building one costs more than masking megabytes)
   const watching = literals.length === 0 ? sharedWatching(rules) : new Map<string, Engine>()
   const stream = (watch?: Watch, from?: StreamCheckpoint, options: StreamOptions = {}) => {
-    const reuse = options.reuseOutput === true
+    const reuse = options.into ?? options.reuseOutput === true
     if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes, undefined, from, reuse)
     const key = watch.literals.join("\u0000")
     let watchingEngine = watching.get(key)

@@ -23,16 +23,17 @@ const MAX_REUSED = 4 * 1024 * 1024
  * line), and key blocks still open at a cut go on in the next window with
  * the lines they have masked, so a secret split across chunks at any byte
  * is masked as in the whole text. `from` resumes a stream another one
- * checkpointed. With `reuseOutput`, every window is built in one buffer the
- * stream keeps, so what `push` and `end` return is only good until the next
- * call (see `Secrets.StreamOptions`).
+ * checkpointed. With `output` true, every window is built in one buffer
+ * the stream keeps, so what `push` and `end` return is only good until the
+ * next call; given a function, every window is built in the buffer it
+ * returns (see `Secrets.StreamOptions`).
  */
 export const makeStreamMasker = (
   engine: Engine,
   maxHeldBytes: number,
   onMark?: (position: number) => void,
   from?: StreamCheckpoint,
-  reuseOutput = false
+  output: boolean | ((length: number) => Uint8Array) = false
 ): StreamMasker => {
   // A line is cut once it is longer than `maxHeldBytes`; a small cap is
   // raised towards twice the context so each cut frees a good share of what
@@ -53,14 +54,21 @@ export const makeStreamMasker = (
 
   /** The context and the pending chunks in one buffer masking may write into: a fresh one, or the one kept. */
   const windowOf = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
-    if (!reuseOutput || length > MAX_REUSED) return copied(parts, length)
-    if (scratch.length < length) scratch = new Uint8Array(Math.min(MAX_REUSED, Math.max(length, 2 * scratch.length)))
+    if (output === false || length > MAX_REUSED) return copied(parts, length)
+    let into: Uint8Array
+    if (output === true) {
+      if (scratch.length < length) scratch = new Uint8Array(Math.min(MAX_REUSED, Math.max(length, 2 * scratch.length)))
+      into = scratch
+    } else {
+      into = output(length)
+      if (into.length < length) throw new RangeError(`a stream's output buffer holds ${into.length} bytes, where its window needs ${length}`)
+    }
     let at = 0
     for (const part of parts) {
-      scratch.set(part, at)
+      into.set(part, at)
       at += part.length
     }
-    return scratch.subarray(0, length)
+    return into.subarray(0, length)
   }
 
   const reset = (): void => {
