@@ -108,4 +108,95 @@ describe("the window of newest output", () => {
     expect(w.view()).toBeUndefined()
     expect(w.lines()).toBe(500)
   })
+
+  it("keeps what the masker built in its arena where it lies, with bytes copied in, unpushed outputs and moves to the front between", () =>
+    fc.assert(fc.property(
+      fc.array(fc.stringMatching(/^[a-z€]{0,12}$/), { minLength: 1, maxLength: 80 }),
+      fc.integer({ min: 0, max: 60 }),
+      fc.integer({ min: 1, max: 120 }),
+      fc.integer({ min: 1, max: 200 }),
+      fc.array(fc.record({ n: fc.integer({ min: 0, max: 60 }), context: fc.nat(20), how: fc.constantFrom("built", "copied", "unpushed") }), { maxLength: 60 }),
+      (lines, headLimit, windowBytes, slack, steps) => {
+        const text = enc.encode(lines.join("\n") + "\n")
+        const p = pool(Infinity)
+        const w = Tail.make(headLimit, windowBytes, p.reservation, p.free, slack)
+        let at = 0
+        for (const { n: asked, context, how } of [...steps, { n: text.length, context: 0, how: "built" as const }]) {
+          const n = Math.min(asked, text.length - at)
+          const part = text.subarray(at, at + n)
+          if (how === "copied") {
+            const copy = Uint8Array.from(part)
+            w.push(copy, at, count(copy))
+            copy.fill(0x23)
+          } else {
+            // as the masker does: the window's context first, then the output, in memory the window lends and may take back
+            const into = w.into(context + n + 3)
+            expect(into.length).toBeGreaterThanOrEqual(context + n + 3)
+            into.fill(0x23)
+            if (how === "unpushed") continue
+            into.set(part, context)
+            w.push(into.subarray(context, context + n), at, count(part))
+          }
+          at += n
+          const v = w.view()
+          if (v !== undefined) expect(Buffer.from(v.bytes).equals(Buffer.from(text.subarray(v.fromByte, at)))).toBe(true)
+          if (at === text.length) break
+        }
+        expect(at).toBe(text.length)
+        if (text.length > headLimit + windowBytes) {
+          // the window is full: its bytes are the text's newest, from the first whole line in them
+          const v = w.view()
+          const newest = text.subarray(text.length - windowBytes)
+          const nl = text[text.length - windowBytes - 1] === 10 ? -1 : newest.indexOf(10)
+          if (nl + 1 < newest.length) expect(Buffer.from(v!.bytes).equals(Buffer.from(newest.subarray(nl + 1)))).toBe(true)
+          else expect(v).toBeUndefined()
+        }
+      }
+    ), { numRuns: 400 }))
+
+  it("keeps output built in its arena without a copy, and copies output from elsewhere", () => {
+    const p = pool(Infinity)
+    const w = Tail.make(0, 100, p.reservation, p.free)
+    const built = w.into(10)
+    built.set(enc.encode("abcdefghi\n"))
+    w.push(built.subarray(0, 10), 0, 1)
+    // the window's bytes are the very ones the masker built
+    built[0] = 0x5a
+    expect(new TextDecoder().decode(w.view()!.bytes)).toBe("Zbcdefghi\n")
+    const elsewhere = enc.encode("jklmn\n")
+    w.push(elsewhere, 10, 1)
+    elsewhere.fill(0x23)
+    expect(new TextDecoder().decode(w.view()!.bytes)).toBe("Zbcdefghi\njklmn\n")
+  })
+
+  it("holds at most the window and the room past it however much goes through, and lends bigger buffers of their own", () => {
+    const p = pool(Infinity)
+    const windowBytes = 1 << 20
+    const w = Tail.make(0, windowBytes, p.reservation, p.free)
+    const line = enc.encode("0123456789abcdef".repeat(4095) + "0123456789abcde\n")
+    const arenas = new Set<ArrayBufferLike>()
+    let at = 0
+    // 64 MiB through the window in outputs of 64 KiB to 2 MiB, as the runner's reads come
+    for (let i = 0; at < 64 << 20; i++) {
+      const n = line.length * (1 + (i % 32))
+      const into = w.into(n)
+      arenas.add(into.buffer)
+      expect(into.buffer.byteLength).toBeLessThanOrEqual(windowBytes + 1 + 4 * 1024 * 1024)
+      for (let k = 0; k < n; k += line.length) into.set(line, k)
+      w.push(into.subarray(0, n), at, n / line.length)
+      at += n
+    }
+    // one arena, grown to its full size once, then reused: a buffer per output would be hundreds
+    expect(arenas.size).toBeLessThanOrEqual(3)
+    const v = w.view()!
+    expect(v.bytes.length).toBe(windowBytes)
+    expect(v.fromByte).toBe(at - windowBytes)
+    expect(Buffer.from(v.bytes.subarray(0, line.length)).equals(Buffer.from(line))).toBe(true)
+    const big = w.into(5 * 1024 * 1024)
+    expect(big.buffer.byteLength).toBe(5 * 1024 * 1024)
+    w.release()
+    // a released window lends buffers of their own and keeps nothing
+    expect(w.into(10).buffer.byteLength).toBe(10)
+    expect(w.view()).toBeUndefined()
+  })
 })

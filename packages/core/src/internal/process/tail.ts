@@ -1,5 +1,4 @@
 import type * as Retention from "../../Retention.js"
-import * as Ring from "../ring.js"
 import { newlines as countNewlines } from "../kernel/kernel.js"
 
 /**
@@ -14,6 +13,12 @@ import { newlines as countNewlines } from "../kernel/kernel.js"
 export interface TailWindow {
   /** Masked output, in order, with the offset of its first byte and the line breaks it holds. */
   readonly push: (bytes: Uint8Array, at: number, newlines: number) => void
+  /**
+   * Memory for the masker to build its next output in (see
+   * `Secrets.StreamOptions.into`): output built there and pushed is kept
+   * where it lies, not copied.
+   */
+  readonly into: (length: number) => Uint8Array
   /** The window from its first whole line, where it starts in the output (byte and 1-based line); undefined while it is empty. */
   readonly view: () => Window | undefined
   /** Lines of the output so far (a last line without a break counts). */
@@ -38,19 +43,171 @@ export interface Window {
 const newlinesIn = (bytes: Uint8Array, from = 0, to = bytes.length): number =>
   countNewlines(from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to))
 
+/** Room past the kept bytes the arena grows to: what the masker builds in it at most (it builds bigger outputs itself). */
+const SLACK = 4 * 1024 * 1024
+const MIN_ARENA = 64 * 1024
+
+/**
+ * The newest bytes of a stream kept in one linear arena: the masker builds
+ * each output in the arena's free end, and what is pushed from there stays
+ * where it was built; bytes from elsewhere are copied in. When the free end
+ * is used up, the newest `keep` bytes move to the front. With room of at
+ * least the kept bytes past them, moving costs at most one copy of the
+ * kept bytes per as many bytes taken in (a ring copies every byte), in
+ * memory of the kept bytes and that room.
+ */
+interface Arena {
+  readonly into: (length: number) => Uint8Array
+  readonly push: (bytes: Uint8Array) => void
+  /** Bytes pushed so far. */
+  readonly written: () => number
+  /** The newest `n` bytes (at most what is kept), as a fresh array. */
+  readonly last: (n: number) => Uint8Array
+  /** The byte `back` bytes before the end (1: the last byte), or -1 when it is not kept. */
+  readonly byteBack: (back: number) => number
+  readonly clear: () => void
+}
+
+const arena = (keep: number, room: number): Arena => {
+  const slack = Math.max(room, keep)
+  let buf: Uint8Array | undefined
+  let cursor = 0 // where the free end starts
+  // the kept bytes: ranges of `buf`, in output order and in increasing position, `kept` bytes in all
+  let from: Array<number> = []
+  let to: Array<number> = []
+  let kept = 0
+  let written = 0
+  let lentFrom = -1 // the region `into` handed out last, while nothing else took room
+  let lentTo = -1
+  let closed = false
+
+  /** Drops the oldest kept bytes past the newest `limit`. */
+  const trim = (limit: number) => {
+    while (kept > limit) {
+      const n = to[0]! - from[0]!
+      if (kept - n >= limit) {
+        from.shift()
+        to.shift()
+        kept -= n
+      } else {
+        from[0]! += kept - limit
+        kept = limit
+      }
+    }
+  }
+
+  /** Where `n` bytes go in `buf`, past the kept ones; -1 when they do not go in the arena. */
+  const place = (n: number, keepOld: number): number => {
+    lentFrom = lentTo = -1
+    if (closed || n > slack) return -1
+    if (buf === undefined || cursor + n > buf.length) {
+      // move the newest kept bytes to the front, oldest first: each range lands at or before where it was
+      trim(keepOld)
+      // once bytes are kept, the arena has its full size; before, it grows as the outputs asked for do
+      const full = keep + slack
+      const size = kept > 0 ? full : Math.min(full, Math.max(MIN_ARENA, n, 2 * (buf?.length ?? 0)))
+      const target = buf !== undefined && buf.length >= kept + n && (kept === 0 || buf.length >= full) ? buf : new Uint8Array(size)
+      let at = 0
+      for (let i = 0; i < from.length; i++) {
+        const m = to[i]! - from[i]!
+        if (target === buf) target.copyWithin(at, from[i]!, to[i]!)
+        else target.set(buf!.subarray(from[i]!, to[i]!), at)
+        from[i] = at
+        to[i] = at + m
+        at += m
+      }
+      buf = target
+      cursor = at
+    }
+    const p = cursor
+    cursor += n
+    return p
+  }
+
+  const record = (p: number, n: number) => {
+    const last = to.length - 1
+    if (last >= 0 && to[last] === p) to[last] = p + n
+    else {
+      from.push(p)
+      to.push(p + n)
+    }
+    kept += n
+    trim(keep)
+  }
+
+  return {
+    into: (length) => {
+      const p = place(length, keep)
+      if (p === -1) return new Uint8Array(length)
+      lentFrom = p
+      lentTo = p + length
+      return buf!.subarray(p, p + length)
+    },
+    push: (bytes) => {
+      written += bytes.length
+      if (closed || keep === 0) return
+      const p = buf !== undefined && bytes.buffer === buf.buffer ? bytes.byteOffset - buf.byteOffset : -1
+      if (p !== -1 && p >= lentFrom && p + bytes.length <= lentTo) {
+        // built here: kept where it lies, and what comes after it in the lent region is free again
+        record(p, bytes.length)
+        cursor = p + bytes.length
+        lentFrom = cursor
+        return
+      }
+      const n = Math.min(bytes.length, keep)
+      // bytes of the arena outside the lent region may move as room is made: copied first
+      const newest = p === -1 ? bytes.subarray(bytes.length - n) : bytes.slice(bytes.length - n)
+      const q = place(n, keep - n)
+      if (q === -1) return
+      buf!.set(newest, q)
+      record(q, n)
+    },
+    written: () => written,
+    last: (n) => {
+      const size = Math.min(Math.max(0, n), kept)
+      const out = new Uint8Array(size)
+      let at = size
+      for (let i = to.length - 1; i >= 0 && at > 0; i--) {
+        const m = Math.min(at, to[i]! - from[i]!)
+        out.set(buf!.subarray(to[i]! - m, to[i]!), at - m)
+        at -= m
+      }
+      return out
+    },
+    byteBack: (back) => {
+      if (back < 1 || back > kept) return -1
+      for (let i = to.length - 1; i >= 0; i--) {
+        const m = to[i]! - from[i]!
+        if (back <= m) return buf![to[i]! - back]!
+        back -= m
+      }
+      return -1
+    },
+    clear: () => {
+      closed = true
+      buf = undefined
+      from = []
+      to = []
+      kept = 0
+      lentFrom = lentTo = -1
+    }
+  }
+}
+
 /** @internal */
 export const make = (
   headLimit: number,
   windowBytes: number,
   reservation: Retention.Reservation | undefined,
   /** Bytes the pool has free, the head's room for the bytes pushed already taken. */
-  free: () => number
+  free: () => number,
+  /** The arena's room past the kept bytes (at least the window's size): what the masker builds there at most. */
+  slack = SLACK
 ): TailWindow => {
-  // The newest bytes past the head, in a ring one byte longer than the
-  // window (so the byte before the window's first is still there): masked
-  // output is lent for the call only, so the window keeps copies, in memory
-  // it allocates once.
-  let ring = Ring.make(windowBytes + 1)
+  // The newest bytes past the head, one more than the window (so the byte
+  // before the window's first is still there), kept where the masker built
+  // them when it built them in the arena, else copied in.
+  const ring = arena(windowBytes > 0 ? windowBytes + 1 : 0, slack)
   let size = 0 // of the bytes pushed into the ring, the newest ones kept
   let end = 0 // output offset after the last byte pushed
   let newlines = 0 // in the whole output
@@ -65,6 +222,7 @@ export const make = (
   /** The byte the window let go of last (-1 when it let go of none). */
   const beforeStart = (): number => (ring.written() === size ? -1 : ring.byteBack(size + 1))
   return {
+    into: ring.into,
     push: (bytes, at, breaks) => {
       if (bytes.length === 0) return
       const past = Math.max(0, headLimit - at)
@@ -76,7 +234,7 @@ export const make = (
       if (past >= bytes.length || windowBytes === 0) return
       // the body's writer took the room for the head's part of these bytes before showing them: what is free is the window's to take
       grow()
-      ring.push(bytes.subarray(past))
+      ring.push(past === 0 ? bytes : bytes.subarray(past))
       size = Math.min(room, ring.written())
     },
     view: () => {
@@ -108,7 +266,7 @@ export const make = (
       reservation?.settle(0)
       room = 0
       size = 0
-      ring = Ring.make(0)
+      ring.clear()
     }
   }
 }
