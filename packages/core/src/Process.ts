@@ -47,9 +47,10 @@ export interface Options {
    * Bytes of each job's newest output kept past its head, in a rolling
    * window masked by the same stream as the head (so its secret context is
    * verified), counted in the spool quota; 1 MiB by default, 0 for none.
-   * A running job's window is held in memory with up to 4 MiB (or the
-   * window's size, if larger) of room past it, where the masker builds the
-   * output the window then keeps without a copy.
+   * A running job's window of 256 KiB or more is held in memory with up to
+   * 4 MiB (or the window's size, if larger) of room past it, where the
+   * masker builds the output the window then keeps without a copy; a
+   * smaller one copies what it keeps, in twice its size.
    */
   readonly tailBytes?: number
   /** What a job started with `keep: "whole"` may keep: the spill profile's per-file limit, 1 GiB by default. */

@@ -131,7 +131,7 @@ export const start = (
       // where the failure rules' literals begin, found in the pass that masks
       ...(ctx.salience !== undefined ? { watch: { literals: ctx.salience.literals, onMark: (p: number) => job.failures?.mark(p) } } : {}),
       // the window keeps the buffers past the head that the masker built in it, without a copy
-      ...(job.window !== undefined ? { maskInto: job.window.into } : {}),
+      ...(job.window?.into !== undefined ? { maskInto: job.window.into } : {}),
       onMasked: (bytes, at, newlines) => {
         job.failures?.push(bytes, at, newlines)
         job.window?.push(bytes, at, newlines)

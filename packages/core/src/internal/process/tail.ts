@@ -16,9 +16,10 @@ export interface TailWindow {
   /**
    * Memory for the masker to build its next output in (see
    * `Secrets.StreamOptions.into`): output built there and pushed is kept
-   * where it lies, not copied.
+   * where it lies, not copied. Undefined for a small window, which copies
+   * what it keeps.
    */
-  readonly into: (length: number) => Uint8Array
+  readonly into: ((length: number) => Uint8Array) | undefined
   /** The window from its first whole line, where it starts in the output (byte and 1-based line); undefined while it is empty. */
   readonly view: () => Window | undefined
   /** Lines of the output so far (a last line without a break counts). */
@@ -45,16 +46,22 @@ const newlinesIn = (bytes: Uint8Array, from = 0, to = bytes.length): number =>
 
 /** Room past the kept bytes the arena grows to: what the masker builds in it at most (it builds bigger outputs itself). */
 const SLACK = 4 * 1024 * 1024
+/**
+ * Windows from this size on lend the masker their arena. A smaller one
+ * copies at most its size of each output, which costs less than building
+ * every output in memory that cycles through megabytes.
+ */
+const LEND_FROM = 256 * 1024
 const MIN_ARENA = 64 * 1024
 
 /**
- * The newest bytes of a stream kept in one linear arena: the masker builds
- * each output in the arena's free end, and what is pushed from there stays
- * where it was built; bytes from elsewhere are copied in. When the free end
- * is used up, the newest `keep` bytes move to the front. With room of at
- * least the kept bytes past them, moving costs at most one copy of the
- * kept bytes per as many bytes taken in (a ring copies every byte), in
- * memory of the kept bytes and that room.
+ * The newest bytes of a stream kept in one arena: the masker builds each
+ * output in a free run of it, and what is pushed from there stays where it
+ * was built; bytes from elsewhere are copied in. Runs go round the arena as
+ * in a ring, so keeping costs no copy at all while the gaps between kept
+ * outputs (the context each window starts with) leave room; when they do
+ * not, the kept bytes move to the front, one copy of the window per
+ * arena's worth of runs at most.
  */
 interface Arena {
   readonly into: (length: number) => Uint8Array
@@ -96,32 +103,64 @@ const arena = (keep: number, room: number): Arena => {
     }
   }
 
-  /** Where `n` bytes go in `buf`, past the kept ones; -1 when they do not go in the arena. */
-  const place = (n: number, keepOld: number): number => {
-    lentFrom = lentTo = -1
-    if (closed || n > slack) return -1
-    if (buf === undefined || cursor + n > buf.length) {
-      // move the newest kept bytes to the front, oldest first: each range lands at or before where it was
-      trim(keepOld)
-      // once bytes are kept, the arena has its full size; before, it grows as the outputs asked for do
-      const full = keep + slack
-      const size = kept > 0 ? full : Math.min(full, Math.max(MIN_ARENA, n, 2 * (buf?.length ?? 0)))
-      const target = buf !== undefined && buf.length >= kept + n && (kept === 0 || buf.length >= full) ? buf : new Uint8Array(size)
-      let at = 0
-      for (let i = 0; i < from.length; i++) {
-        const m = to[i]! - from[i]!
-        if (target === buf) target.copyWithin(at, from[i]!, to[i]!)
-        else target.set(buf!.subarray(from[i]!, to[i]!), at)
-        from[i] = at
-        to[i] = at + m
-        at += m
-      }
-      buf = target
-      cursor = at
+  /** The newest `n` kept bytes (at most what is kept), as a fresh array. */
+  const last = (n: number): Uint8Array => {
+    const size = Math.min(Math.max(0, n), kept)
+    const out = new Uint8Array(size)
+    let at = size
+    for (let i = to.length - 1; i >= 0 && at > 0; i--) {
+      const m = Math.min(at, to[i]! - from[i]!)
+      out.set(buf!.subarray(to[i]! - m, to[i]!), at - m)
+      at -= m
     }
+    return out
+  }
+
+  const take = (n: number): number => {
     const p = cursor
     cursor += n
     return p
+  }
+
+  /**
+   * Where `n` bytes go in `buf`, clear of the kept ones; -1 when they do
+   * not go in the arena. The arena is used as a ring of runs: a run goes
+   * after the newest bytes or, when the arena's end is too near, at its
+   * start, below the oldest kept byte. Only when neither has room (the
+   * gaps a masker's context leaves add up) do the newest `keepOld` bytes
+   * move to the front.
+   */
+  const place = (n: number, keepOld: number): number => {
+    lentFrom = lentTo = -1
+    if (closed || n > slack) return -1
+    const full = keep + slack
+    if (buf !== undefined) {
+      if (kept === 0) {
+        cursor = 0
+        if (n <= buf.length) return take(n)
+      } else if (buf.length >= full) {
+        const oldest = from[0]!
+        // past the arena's end the newest bytes went on at its start: room up to the oldest
+        if (cursor <= oldest) {
+          if (cursor + n <= oldest) return take(n)
+        } else if (cursor + n <= buf.length) {
+          return take(n)
+        } else if (n <= oldest) {
+          cursor = 0
+          return take(n)
+        }
+      }
+    }
+    trim(keepOld)
+    // once bytes are kept, the arena has its full size; before, it grows as the outputs asked for do
+    const size = kept > 0 ? full : Math.min(full, Math.max(MIN_ARENA, n, 2 * (buf?.length ?? 0)))
+    const moved = last(kept)
+    if (buf === undefined || buf.length < size) buf = new Uint8Array(size)
+    buf.set(moved, 0)
+    from = kept > 0 ? [0] : []
+    to = kept > 0 ? [kept] : []
+    cursor = kept
+    return take(n)
   }
 
   const record = (p: number, n: number) => {
@@ -163,17 +202,7 @@ const arena = (keep: number, room: number): Arena => {
       record(q, n)
     },
     written: () => written,
-    last: (n) => {
-      const size = Math.min(Math.max(0, n), kept)
-      const out = new Uint8Array(size)
-      let at = size
-      for (let i = to.length - 1; i >= 0 && at > 0; i--) {
-        const m = Math.min(at, to[i]! - from[i]!)
-        out.set(buf!.subarray(to[i]! - m, to[i]!), at - m)
-        at -= m
-      }
-      return out
-    },
+    last,
     byteBack: (back) => {
       if (back < 1 || back > kept) return -1
       for (let i = to.length - 1; i >= 0; i--) {
@@ -201,13 +230,13 @@ export const make = (
   reservation: Retention.Reservation | undefined,
   /** Bytes the pool has free, the head's room for the bytes pushed already taken. */
   free: () => number,
-  /** The arena's room past the kept bytes (at least the window's size): what the masker builds there at most. */
-  slack = SLACK
+  /** The room past the kept bytes the arena lends the masker (at least the window's size), or undefined to lend none. */
+  lend: number | undefined = windowBytes >= LEND_FROM ? SLACK : undefined
 ): TailWindow => {
   // The newest bytes past the head, one more than the window (so the byte
   // before the window's first is still there), kept where the masker built
   // them when it built them in the arena, else copied in.
-  const ring = arena(windowBytes > 0 ? windowBytes + 1 : 0, slack)
+  const ring = arena(windowBytes > 0 ? windowBytes + 1 : 0, lend ?? 0)
   let size = 0 // of the bytes pushed into the ring, the newest ones kept
   let end = 0 // output offset after the last byte pushed
   let newlines = 0 // in the whole output
@@ -222,7 +251,7 @@ export const make = (
   /** The byte the window let go of last (-1 when it let go of none). */
   const beforeStart = (): number => (ring.written() === size ? -1 : ring.byteBack(size + 1))
   return {
-    into: ring.into,
+    into: lend !== undefined ? ring.into : undefined,
     push: (bytes, at, breaks) => {
       if (bytes.length === 0) return
       const past = Math.max(0, headLimit - at)
