@@ -1,8 +1,8 @@
 /**
  * The newest bytes of a stream, copied into memory allocated once: for
  * whoever keeps the end of output it is only lent (a preview's tail, the
- * lines before a failure, a job's window of newest output), so that a
- * flood of output allocates nothing per chunk.
+ * lines before a failure), so that a flood of output allocates nothing per
+ * chunk.
  *
  * @internal
  */
