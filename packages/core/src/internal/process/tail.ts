@@ -78,8 +78,8 @@ interface Arena {
 const arena = (keep: number, room: number): Arena => {
   const slack = Math.max(room, keep)
   let buf: Uint8Array | undefined
-  let cursor = 0 // where the free end starts
-  // the kept bytes: ranges of `buf`, in output order and in increasing position, `kept` bytes in all
+  let cursor = 0 // where the next run starts
+  // the kept bytes: ranges of `buf` in output order (going round the arena's end at most once), `kept` bytes in all
   let from: Array<number> = []
   let to: Array<number> = []
   let kept = 0
