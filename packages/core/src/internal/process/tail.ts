@@ -84,7 +84,7 @@ const arena = (keep: number, room: number): Arena => {
   let to: Array<number> = []
   let kept = 0
   let written = 0
-  let lentFrom = -1 // the region `into` handed out last, while nothing else took room
+  let lentFrom = -1 // the region `into` handed out last, until an output from it is kept or room is taken again
   let lentTo = -1
   let closed = false
 
@@ -190,7 +190,7 @@ const arena = (keep: number, room: number): Arena => {
         // built here: kept where it lies, and what comes after it in the lent region is free again
         record(p, bytes.length)
         cursor = p + bytes.length
-        lentFrom = cursor
+        lentFrom = lentTo = -1
         return
       }
       const n = Math.min(bytes.length, keep)
