@@ -185,7 +185,8 @@ describe("Node", () => {
       yield* Child.run({ command: "head", args: ["-c", "32000000", "/dev/zero"] }, (chunk) => Effect.sync(() => void sizes.push(chunk.length)))
       expect(sizes.reduce((a, b) => a + b, 0)).toBe(32_000_000)
       expect(Math.max(...sizes)).toBeLessThanOrEqual(1024 * 1024)
-      expect(sizes.length).toBeLessThanOrEqual(32_000_000 / (256 * 1024))
+      // at least two reads a batch on average, however busy the machine (read by read would be about 490)
+      expect(sizes.length).toBeLessThanOrEqual(32_000_000 / (128 * 1024))
       // a line written before a pause is its own batch: nothing waits for the next one
       const batches: Array<string> = []
       yield* Child.run({ command: "sh", args: ["-c", "echo first; sleep 1; echo second"] }, (chunk) =>
