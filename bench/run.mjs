@@ -189,6 +189,13 @@ if (want("capture")) {
   const r = await compare(`${capturing} run -- cat ${q(logfmt)} > /dev/null`, `cat ${q(logfmt)} > ${q(out)}`, 5, dropCaptured)
   add(`capture ${size / MiB} MiB of logfmt lines: spillway run -- cat F vs cat F > out`, r.ours, r.theirs, "within 2x", r.ours / r.theirs <= 2)
 }
+if (want("capture")) {
+  // the floor under both: a Node program that only copies the pipe to a file (no masking, no index, no Effect)
+  const copy = q(Path.join(root, "pipe-copy.cjs"))
+  const r = await compare(`${node} ${copy} ${q(log)} ${q(out)}.copy`, `cat ${q(log)} > ${q(out)}`, 5)
+  Fs.rmSync(`${out}.copy`, { force: true })
+  add(`floor of capture ${size / MiB} MiB: a Node pipe-to-file copy vs cat F > out`, r.ours, r.theirs, "reference", undefined)
+}
 if (want("masking")) {
   // The masker alone, on one thread, over the same files in 1 MiB chunks: the
   // best of 7 runs, in processor time (the wall clock counts other work on the machine).
@@ -455,7 +462,7 @@ const table = rows.map((r) => [
   fmt(r.theirs, r.unit),
   r.unit === "MiB" || r.theirs === undefined ? "-" : `${(r.ratio ?? r.ours / r.theirs).toFixed((r.ratio ?? r.ours / r.theirs) < 0.1 ? 4 : 2)}x`,
   r.target,
-  r.ok ? "yes" : "NO"
+  r.ok === undefined ? "-" : r.ok ? "yes" : "NO"
 ])
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)))
 const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`
