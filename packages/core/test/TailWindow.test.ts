@@ -201,4 +201,45 @@ describe("the window of newest output", () => {
     expect(w.into!(10).buffer.byteLength).toBe(10)
     expect(w.view()).toBeUndefined()
   })
+
+  it("gives a released window's arena to the next windows, and keeps at most two", () => {
+    const p = pool(Infinity)
+    const windowBytes = 1 << 20
+    const line = enc.encode("secret-free output line ".repeat(2730) + "\n")
+    /** A window past its head whose arena has its full size, holding output. */
+    const filled = () => {
+      const w = Tail.make(0, windowBytes, p.reservation, p.free)
+      let at = 0
+      for (let i = 0; i < 8; i++) {
+        const into = w.into!(line.length * 16)
+        for (let k = 0; k < 16; k++) into.set(line, k * line.length)
+        w.push(into.subarray(0, line.length * 16), at, 16)
+        at += line.length * 16
+      }
+      const arena = w.into!(1).buffer
+      expect(arena.byteLength).toBe(windowBytes + 1 + 4 * 1024 * 1024)
+      return { w, arena }
+    }
+    const first = [filled(), filled(), filled()]
+    for (const { w } of first) w.release()
+    const old = new Set(first.map((f) => f.arena))
+    // each new window's first buffer comes from a spare while there is one, already of the full size
+    const next = [0, 1, 2].map(() => Tail.make(0, windowBytes, p.reservation, p.free).into!(64 * 1024).buffer)
+    expect(next.filter((b) => old.has(b)).length).toBe(2)
+    expect(next[2]!.byteLength).toBe(64 * 1024)
+    // a window on a spare shows only what it was given, never the bytes of the job before it
+    const reused = Tail.make(0, windowBytes, p.reservation, p.free)
+    const spare = filled()
+    spare.w.release()
+    const into = reused.into!(6)
+    expect(into.buffer).toBe(spare.arena)
+    into.set(enc.encode("fresh\n"))
+    reused.push(into.subarray(0, 6), 0, 1)
+    expect(new TextDecoder().decode(reused.view()!.bytes)).toBe("fresh\n")
+    expect(reused.lines()).toBe(1)
+    // a window whose arena would be smaller does not take a bigger spare
+    const small = filled()
+    small.w.release()
+    expect(Tail.make(0, 300 * 1024, p.reservation, p.free, 300 * 1024).into!(1000).buffer).not.toBe(small.arena)
+  })
 })

@@ -55,6 +55,31 @@ const LEND_FROM = 256 * 1024
 const MIN_ARENA = 64 * 1024
 
 /**
+ * Arenas of released windows, for the next jobs' windows: for a job a few
+ * MiB past its head, first touching a new arena (page faults, and the
+ * collections its memory brings on) was most of what the window cost. At
+ * most two are kept. They are not cleared (that cost a few ms a job): what
+ * they hold is masked output, and an arena's bytes are only ever read after
+ * the window using it wrote them.
+ */
+const spares: Array<Uint8Array> = []
+const MAX_SPARES = 2
+
+/** A spare of `min` to `max` bytes (the smallest), else a new array of `min`. */
+const takeArena = (min: number, max: number): Uint8Array => {
+  let best = -1
+  for (let i = 0; i < spares.length; i++) {
+    const n = spares[i]!.length
+    if (n >= min && n <= max && (best === -1 || n < spares[best]!.length)) best = i
+  }
+  return best === -1 ? new Uint8Array(min) : spares.splice(best, 1)[0]!
+}
+
+const giveBack = (buf: Uint8Array): void => {
+  if (buf.length >= LEND_FROM && spares.length < MAX_SPARES) spares.push(buf)
+}
+
+/**
  * The newest bytes of a stream kept in one arena: the masker builds each
  * output in a free run of it, and what is pushed from there stays where it
  * was built; bytes from elsewhere are copied in. Runs go round the arena as
@@ -155,7 +180,7 @@ const arena = (keep: number, room: number): Arena => {
     // once bytes are kept, the arena has its full size; before, it grows as the outputs asked for do
     const size = kept > 0 ? full : Math.min(full, Math.max(MIN_ARENA, n, 2 * (buf?.length ?? 0)))
     const moved = last(kept)
-    if (buf === undefined || buf.length < size) buf = new Uint8Array(size)
+    if (buf === undefined || buf.length < size) buf = takeArena(size, full)
     buf.set(moved, 0)
     from = kept > 0 ? [0] : []
     to = kept > 0 ? [kept] : []
@@ -214,6 +239,7 @@ const arena = (keep: number, room: number): Arena => {
     },
     clear: () => {
       closed = true
+      if (buf !== undefined) giveBack(buf)
       buf = undefined
       from = []
       to = []
