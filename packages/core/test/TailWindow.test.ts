@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { beforeEach, describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { countNewlines } from "../src/internal/bytes.js"
 import * as Tail from "../src/internal/process/tail.js"
@@ -62,6 +62,9 @@ describe("countNewlines", () => {
 })
 
 describe("the window of newest output", () => {
+  // the spare arenas are the module's: each case starts with none
+  beforeEach(() => Tail.dropSpares())
+
   it("keeps the newest bytes past the head from a line start, and numbers its lines as the whole text does", () =>
     fc.assert(fc.property(
       fc.array(fc.stringMatching(/^[a-z€]{0,12}$/), { minLength: 1, maxLength: 60 }),
@@ -202,6 +205,51 @@ describe("the window of newest output", () => {
     expect(w.view()).toBeUndefined()
   })
 
+  it("keeps its ring to twice the largest output past the window, in a bigger spare too, and takes all the room after a bigger output", () => {
+    const p = pool(Infinity)
+    const windowBytes = 1 << 20
+    const keep = windowBytes + 1
+    const line = enc.encode("x".repeat(1023) + "\n")
+    /** Outputs of `lines` lines, `count` of them: the furthest byte of its arena each went to. */
+    const run = (w: Tail.TailWindow, lines: number, count: number, at: number) => {
+      let furthest = 0
+      for (let i = 0; i < count; i++) {
+        const n = line.length * lines
+        const into = w.into!(n)
+        furthest = Math.max(furthest, into.byteOffset + n)
+        for (let k = 0; k < n; k += line.length) into.set(line, k)
+        w.push(into.subarray(0, n), at, lines)
+        at += n
+      }
+      return { furthest, at }
+    }
+    // 1 MiB outputs go round the window and 2 MiB of ring (in whatever arena it has: a spare may be bigger)
+    const big = Tail.make(0, windowBytes, p.reservation, p.free)
+    const filled = run(big, 1024, 8, 0)
+    expect(filled.furthest).toBeLessThanOrEqual(keep + 2 * 1024 * 1024)
+    expect(filled.furthest).toBeGreaterThan(keep + 1024 * 1024)
+    big.release()
+    // a window of 64 KiB outputs takes a spare of at least that size, but goes round only the window and 512 KiB of it
+    const small = Tail.make(0, windowBytes, p.reservation, p.free)
+    const first = small.into!(64 * 1024)
+    expect(first.buffer.byteLength).toBeGreaterThanOrEqual(keep + 2 * 1024 * 1024)
+    small.push(first.subarray(0, 0), 0, 0)
+    const { furthest, at } = run(small, 64, 256, 0)
+    expect(furthest).toBeLessThanOrEqual(keep + 512 * 1024)
+    expect(furthest).toBeGreaterThan(keep)
+    // one output bigger than the ring: from then on the ring has all the room, 4 MiB
+    const after = run(small, 1536, 1, at)
+    expect(small.into!(1).buffer.byteLength).toBeGreaterThanOrEqual(keep + 4 * 1024 * 1024)
+    const { furthest: later } = run(small, 1024, 16, after.at)
+    expect(later).toBeGreaterThan(keep + 2 * 1024 * 1024)
+    // and the window is still the newest bytes, from a line start
+    const v = small.view()!
+    expect(v.bytes.length).toBe(windowBytes)
+    expect(v.fromByte).toBe(after.at + 16 * 1024 * line.length - windowBytes)
+    expect(v.bytes.every((b, i) => b === line[i % line.length])).toBe(true)
+    small.release()
+  })
+
   it("gives a released window's arena to the next windows, and keeps at most two", () => {
     const p = pool(Infinity)
     const windowBytes = 1 << 20
@@ -217,7 +265,8 @@ describe("the window of newest output", () => {
         at += line.length * 16
       }
       const arena = w.into!(1).buffer
-      expect(arena.byteLength).toBe(windowBytes + 1 + 4 * 1024 * 1024)
+      // the window, its byte before, and a ring of twice the largest output past them
+      expect(arena.byteLength).toBe(windowBytes + 1 + 2 * 16 * line.length)
       return { w, arena }
     }
     const first = [filled(), filled(), filled()]

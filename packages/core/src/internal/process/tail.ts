@@ -44,7 +44,7 @@ export interface Window {
 const newlinesIn = (bytes: Uint8Array, from = 0, to = bytes.length): number =>
   countNewlines(from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to))
 
-/** Room past the kept bytes the arena grows to: what the masker builds in it at most (it builds bigger outputs itself). */
+/** Room past the kept bytes the arena grows to at most: what the masker builds in it at most (it builds bigger outputs itself). */
 const SLACK = 4 * 1024 * 1024
 /**
  * Windows from this size on lend the masker their arena. A smaller one
@@ -53,6 +53,15 @@ const SLACK = 4 * 1024 * 1024
  */
 const LEND_FROM = 256 * 1024
 const MIN_ARENA = 64 * 1024
+/**
+ * The least room past the kept bytes a window's ring goes round. The ring
+ * is twice the largest output when bytes are first kept, so that the window
+ * and the masker's buffers stay in the processor's cache together: on
+ * 256 MiB jobs a 1 MiB window cost 7% to 13% more processor time than none
+ * with 256 KiB outputs in a ring of 512 KiB, against 15% to 24% with 1 MiB
+ * outputs going round all 4 MiB of the slack.
+ */
+const MIN_RING = 512 * 1024
 
 /**
  * Arenas of released windows, for the next jobs' windows: for a job a few
@@ -75,6 +84,11 @@ const takeArena = (min: number, max: number): Uint8Array => {
   return best === -1 ? new Uint8Array(min) : spares.splice(best, 1)[0]!
 }
 
+/** Lets go of the spare arenas (tests start from none). @internal */
+export const dropSpares = (): void => {
+  spares.length = 0
+}
+
 const giveBack = (buf: Uint8Array): void => {
   if (buf.length >= LEND_FROM && spares.length < MAX_SPARES) spares.push(buf)
 }
@@ -86,7 +100,9 @@ const giveBack = (buf: Uint8Array): void => {
  * in a ring, so keeping costs no copy at all while the gaps between kept
  * outputs (the context each window starts with) leave room; when they do
  * not, the kept bytes move to the front, one copy of the window per
- * arena's worth of runs at most.
+ * ring's worth of runs at most. The ring is the kept bytes and twice the
+ * largest output so far (at least `MIN_RING`), or all of the slack once an
+ * output did not fit that; a bigger spare arena is used up to the ring only.
  */
 interface Arena {
   readonly into: (length: number) => Uint8Array
@@ -112,6 +128,8 @@ const arena = (keep: number, room: number): Arena => {
   let lentFrom = -1 // the region `into` handed out last, until an output from it is kept or room is taken again
   let lentTo = -1
   let closed = false
+  let largest = 0 // the largest output asked for
+  let ring = 0 // the room past the kept bytes the ring has, once bytes are kept
 
   /** Drops the oldest kept bytes past the newest `limit`. */
   const trim = (limit: number) => {
@@ -158,17 +176,21 @@ const arena = (keep: number, room: number): Arena => {
   const place = (n: number, keepOld: number): number => {
     lentFrom = lentTo = -1
     if (closed || n > slack) return -1
-    const full = keep + slack
+    if (n > largest) largest = n
+    // the ring's room past the kept bytes: twice the largest output so far when bytes are first
+    // kept, so the ring stays small enough for the processor's cache; all of the slack after one bigger
+    if (kept > 0 && n > ring) ring = ring === 0 ? Math.min(slack, Math.max(MIN_RING, 2 * largest)) : slack
+    const full = keep + (kept > 0 ? ring : slack)
     if (buf !== undefined) {
       if (kept === 0) {
         cursor = 0
         if (n <= buf.length) return take(n)
       } else if (buf.length >= full) {
         const oldest = from[0]!
-        // past the arena's end the newest bytes went on at its start: room up to the oldest
+        // past the ring's end (a bigger spare is used up to it only) the newest bytes went on at its start: room up to the oldest
         if (cursor <= oldest) {
           if (cursor + n <= oldest) return take(n)
-        } else if (cursor + n <= buf.length) {
+        } else if (cursor + n <= full) {
           return take(n)
         } else if (n <= oldest) {
           cursor = 0
@@ -256,7 +278,7 @@ export const make = (
   reservation: Retention.Reservation | undefined,
   /** Bytes the pool has free, the head's room for the bytes pushed already taken. */
   free: () => number,
-  /** The room past the kept bytes the arena lends the masker (at least the window's size), or undefined to lend none. */
+  /** The most room past the kept bytes the arena lends the masker (at least the window's size; the ring grows to it as outputs do), or undefined to lend none. */
   lend: number | undefined = windowBytes >= LEND_FROM ? SLACK : undefined
 ): TailWindow => {
   // The newest bytes past the head, one more than the window (so the byte
