@@ -286,3 +286,13 @@ export const make = (options: Options = {}): Child.Service => ({
 
 /** The Node runner as the `ChildRunner` service. */
 export const layer = (options: Options = {}): Layer.Layer<Child.ChildRunner> => Layer.succeed(Child.ChildRunner, make(options))
+
+/**
+ * The runner for process jobs: batches of at most 256 KiB unless the
+ * options say otherwise, so that the masker's buffers and the job's window
+ * of newest output (a ring of twice the largest batch) stay in the
+ * processor's cache together. Captures that keep no window use `layer`'s
+ * 1 MiB batches.
+ */
+export const layerForJobs = (options: Options = {}): Layer.Layer<Child.ChildRunner> =>
+  layer({ maxBatchBytes: 256 * 1024, ...options })

@@ -40,7 +40,7 @@ const temporaryBodies = (pools: NodeBodies.Options["pools"]) =>
 export const layerWithout = (options: Options = {}) => {
   const durable = options.directory !== undefined
   return Process.layer({ ...options, spool: durable ? "durable" : "temporary" }).pipe(
-    Layer.provide(NodeChild.layer()),
+    Layer.provide(NodeChild.layerForJobs()),
     Layer.provide(durable ? layerKeyFile(keyFileOf(options)) : Cursor.layerRandomKey),
     Layer.provideMerge(durable ? NodeBodies.layerWithout(options) : temporaryBodies(options.pools)),
     Layer.orDie

@@ -157,6 +157,28 @@ describe("Node", () => {
       expect(e.message).toContain("not found")
     }).pipe(Effect.provide(NodeChild.layer({ maxBatchBytes: 256 * 1024, maxQueuedBytes: 512 * 1024 }))))
 
+  it.live("hands a job's output on in batches of at most 256 KiB, where a capture's runner gathers up to 1 MiB for a slow consumer", () =>
+    Effect.gen(function*() {
+      /** The largest batch of 8 MB of output handed to a consumer that takes 2 ms a batch. */
+      const largest = (layer: Layer.Layer<Child.ChildRunner>) =>
+        Effect.gen(function*() {
+          let most = 0
+          let total = 0
+          yield* Child.run({ command: "head", args: ["-c", "8000000", "/dev/zero"] }, (chunk) =>
+            Effect.gen(function*() {
+              most = Math.max(most, chunk.length)
+              total += chunk.length
+              yield* Effect.sleep("2 millis")
+            }))
+          expect(total).toBe(8_000_000)
+          return most
+        }).pipe(Effect.provide(layer))
+      expect(yield* largest(NodeChild.layerForJobs())).toBeLessThanOrEqual(256 * 1024)
+      expect(yield* largest(NodeChild.layer())).toBeGreaterThan(256 * 1024)
+      // options given win over the jobs' batch size
+      expect(yield* largest(NodeChild.layerForJobs({ maxBatchBytes: 64 * 1024 }))).toBeLessThanOrEqual(64 * 1024)
+    }))
+
   it.live("reads a flood into a few buffers used over and over, every byte in order, for a consumer that waits between batches", () =>
     Effect.gen(function*() {
       const buffers = new Set<ArrayBufferLike>()

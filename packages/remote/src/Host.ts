@@ -209,7 +209,7 @@ const services = (options: Options) => {
   const directory = Path.resolve(options.directory)
   Fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
   return Layer.mergeAll(
-    NodeChild.layer(),
+    NodeChild.layerForJobs(),
     NodeBodies.layerWithout({ directory: Path.join(directory, "spools") }),
     Secrets.layerFromEnv,
     Cursor.layerKey(new Uint8Array(Fs.readFileSync(ensureKey(Path.join(directory, "cursor.key"))))),

@@ -64,7 +64,7 @@ export const withBudget = <A, E, R>(make: (budgetChars: number) => Layer.Layer<A
 const budget = withBudget((limit) => Layer.succeed(Delivery.Budget, { limit }))
 
 /** Jobs over the fast child runner, their views fitted to the same budget. */
-const processes = () => withBudget((budgetChars) => Process.layer({ budgetChars })).pipe(Layer.provide(NodeChild.layer()))
+const processes = () => withBudget((budgetChars) => Process.layer({ budgetChars })).pipe(Layer.provide(NodeChild.layerForJobs()))
 
 /** Previews and hints name the tools; read_spill reads no more than its budget can show, and longer selections go on with next_offset. */
 const spillOptions: Spill.Options = { hint: Handlers.hint, grepHint: Handlers.grepHint, maxPageBytes: 60 * 1024 }
