@@ -195,6 +195,10 @@ if (want("capture")) {
   const r = await compare(`${node} ${copy} ${q(log)} ${q(out)}.copy`, `cat ${q(log)} > ${q(out)}`, 5)
   Fs.rmSync(`${out}.copy`, { force: true })
   add(`floor of capture ${size / MiB} MiB: a Node pipe-to-file copy vs cat F > out`, r.ours, r.theirs, "reference", undefined)
+  // what a pipe alone costs, with no Node at all: a second cat between the command and the file
+  const piped = await compare(`cat ${q(log)} | cat > ${q(out)}.piped`, `cat ${q(log)} > ${q(out)}`, 5)
+  Fs.rmSync(`${out}.piped`, { force: true })
+  add(`a pipe alone, ${size / MiB} MiB: cat F piped to cat > out vs cat F > out`, piped.ours, piped.theirs, "reference", undefined)
 }
 if (want("masking")) {
   // The masker alone, on one thread, over the same files in 1 MiB chunks: the
