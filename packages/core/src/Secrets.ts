@@ -124,8 +124,10 @@ export interface StreamOptions {
   readonly reuseOutput?: boolean | undefined
   /**
    * Where to build each window instead (it implies `reuseOutput`): called
-   * once per window with the bytes it needs, it returns a buffer at least
-   * that long, and what `push` or `end` returns then lies in that buffer.
+   * once per window with the bytes it needs (up to 15 more than the
+   * window, so that it can start where copying into it is fast), it
+   * returns a buffer at least that long, and what `push` or `end` returns
+   * then lies in that buffer.
    * The stream holds on to nothing in it once the call returns, so a
    * caller that keeps the output may keep the buffer itself and hand out
    * another one next time, instead of copying. Windows over 4 MiB are

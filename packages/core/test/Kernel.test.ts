@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { countNewlines, isAscii as isAsciiJs } from "../src/internal/bytes.js"
+import { ALIGN_SLACK, alignedAt, countNewlines, isAscii as isAsciiJs } from "../src/internal/bytes.js"
 import * as Kernel from "../src/internal/kernel/kernel.js"
 import { makeAnchorScan } from "../src/internal/secrets/anchors.js"
 import * as LineIndex from "../src/LineIndex.js"
@@ -64,6 +64,20 @@ describe("byte kernel", () => {
     expect(starts).toEqual(naiveStarts(bytes, want, every))
   }, { fastCheck: { numRuns: 300 } })
 
+  it("copies input to where it lies in its own buffer modulo 16, within 15 bytes past the place asked for", () => {
+    // a large copy whose destination lies 1 to 15 bytes past its source modulo 4096 is many times slower on some processors
+    const into = new Uint8Array(256).subarray(7)
+    for (let offset = 0; offset < 40; offset++) {
+      const source = new Uint8Array(64).subarray(offset)
+      for (const at of [0, 1, 9, 64]) {
+        const p = alignedAt(source, into, at)
+        expect(p).toBeGreaterThanOrEqual(at)
+        expect(p).toBeLessThanOrEqual(at + ALIGN_SLACK)
+        expect((into.byteOffset + p - source.byteOffset) & 15).toBe(0)
+      }
+    }
+  })
+
   it("keeps its counts and line starts exact across segments, for inputs larger than one", () => {
     // 2.5 segments of lines of every length up to 200, a high byte now and then
     const size = Math.floor(Kernel.SEGMENT * 2.5)
@@ -76,6 +90,16 @@ describe("byte kernel", () => {
     const starts: Array<number> = []
     expect(Kernel.lineStarts(bytes, 7, 1024, (s) => starts.push(s))).toBe(countNewlines(bytes))
     expect(starts).toEqual(naiveStarts(bytes, 7, 1024))
+    // the same from every offset of a buffer, each segment's copy placed to match it
+    for (const offset of [1, 5, 15, 17]) {
+      const shifted = new Uint8Array(offset + size)
+      shifted.set(bytes, offset)
+      const view = shifted.subarray(offset)
+      const found: Array<number> = []
+      expect(Kernel.lineStarts(view, 7, 1024, (s) => found.push(s))).toBe(countNewlines(bytes))
+      expect(found).toEqual(starts)
+      expect(Kernel.newlines(view)).toBe(countNewlines(bytes))
+    }
     expect(Kernel.isAscii(bytes)).toBe(false)
     expect(Kernel.isAscii(bytes.map((b) => (b === 0xe2 ? 98 : b)))).toBe(true)
     // the line index built chunk by chunk over the kernel is the one built from the whole
@@ -105,15 +129,20 @@ describe("byte kernel", () => {
       { text: "AKIAQ", ignoreCase: false }
     ]
     const scan = makeAnchorScan(anchors)
-    // each anchor from 7 bytes before the first segment's end to 3 past it, in an input of its own
-    for (const [index, anchor] of anchors.entries()) {
-      for (let shift = -7; shift <= 3; shift++) {
-        const text = new Uint8Array(Kernel.SEGMENT + 64).fill(0x2e)
-        const shown = anchor.ignoreCase ? anchor.text.toUpperCase() : anchor.text
-        text.set(Uint8Array.from(shown, (c) => c.charCodeAt(0)), Kernel.SEGMENT + shift)
-        const found: Array<string> = []
-        scan(text, (a, position) => found.push(`${a}@${position}`))
-        expect(found, `${anchor.text} at ${shift}`).toEqual([`${index}@${Kernel.SEGMENT + shift}`])
+    // each anchor from 7 bytes before the first segment's end to 3 past it, in an input of its own,
+    // the input at offsets of its buffer that put each segment's copy at each of its places in the kernel
+    for (const offset of [0, 1, 3, 4, 15, 16, 17, 30]) {
+      const backing = new Uint8Array(offset + Kernel.SEGMENT + 64)
+      const text = backing.subarray(offset)
+      for (const [index, anchor] of anchors.entries()) {
+        for (let shift = -7; shift <= 3; shift++) {
+          text.fill(0x2e)
+          const shown = anchor.ignoreCase ? anchor.text.toUpperCase() : anchor.text
+          text.set(Uint8Array.from(shown, (c) => c.charCodeAt(0)), Kernel.SEGMENT + shift)
+          const found: Array<string> = []
+          scan(text, (a, position) => found.push(`${a}@${position}`))
+          expect(found, `${anchor.text} at ${shift}, ${offset} bytes into its buffer`).toEqual([`${index}@${Kernel.SEGMENT + shift}`])
+        }
       }
     }
   })

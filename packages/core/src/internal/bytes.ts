@@ -12,6 +12,24 @@
 export const copyOf = (bytes: Uint8Array, start = 0, end = bytes.length): Uint8Array =>
   new Uint8Array(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end))
 
+/**
+ * Bytes of room past a copy's length that let it start where copying is
+ * fast (see `alignedAt`).
+ */
+export const ALIGN_SLACK = 15
+
+/**
+ * Where in `into` (from `at` on, within `ALIGN_SLACK` bytes) `source` is
+ * best copied to: at the same offset modulo 16 as the source. A large
+ * copy whose destination lies 1 to 15 bytes past its source modulo 4096
+ * runs many times slower on some processors (the platform's memmove on
+ * AMD EPYC copied 256 KiB in 75 µs there instead of 5 µs), and buffers'
+ * memory starts 16-byte aligned, so a destination that agrees with its
+ * source modulo 16 is never in that range.
+ */
+export const alignedAt = (source: Uint8Array, into: Uint8Array, at = 0): number =>
+  at + ((source.byteOffset - into.byteOffset - at) & ALIGN_SLACK)
+
 /** The parts joined into one array; a single part is returned as it is. */
 export const concat = (parts: ReadonlyArray<Uint8Array>, total?: number): Uint8Array => {
   if (parts.length === 1) return parts[0]!

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { countNewlines as countNewlinesJs, fromBase64, isAscii as isAsciiJs } from "../bytes.js"
+import { alignedAt, countNewlines as countNewlinesJs, fromBase64, isAscii as isAsciiJs } from "../bytes.js"
 import { KERNEL_BASE64 } from "./kernelBytes.js"
 
 /** What this module needs of the WebAssembly API (a Web API; absent, for example, under `node --jitless`). */
@@ -90,7 +90,7 @@ const sharedKernel = (need: number): Shared | undefined => {
   return shared
 }
 
-/** Where the line pass writes the line starts it finds: after a segment, aligned. */
+/** Where the line pass writes the line starts it finds: after a segment (placed up to 15 bytes in, see `alignedAt`), aligned. */
 const OUT = SEGMENT + 64
 
 /** How many line breaks (0x0A) `bytes` holds. */
@@ -101,8 +101,9 @@ export const newlines = (bytes: Uint8Array): number => {
   let count = 0
   for (let at = 0; at < bytes.length; at += SEGMENT) {
     const part = bytes.subarray(at, Math.min(bytes.length, at + SEGMENT))
-    k.bytes.set(part, 0)
-    count += k.exports.lines(0, part.length, 0, 0, OUT)
+    const p = alignedAt(part, k.bytes)
+    k.bytes.set(part, p)
+    count += k.exports.lines(p, part.length, 0, 0, OUT)
   }
   return count
 }
@@ -114,9 +115,10 @@ export const isAscii = (bytes: Uint8Array): boolean => {
   if (k === undefined) return isAsciiJs(bytes)
   for (let at = 0; at < bytes.length; at += SEGMENT) {
     const part = bytes.subarray(at, Math.min(bytes.length, at + SEGMENT))
-    k.bytes.set(part, 0)
+    const p = alignedAt(part, k.bytes)
+    k.bytes.set(part, p)
     k.exports.nonAscii.value = 0
-    k.exports.lines(0, part.length, 0, 0, OUT)
+    k.exports.lines(p, part.length, 0, 0, OUT)
     if (k.exports.nonAscii.value !== 0) return false
   }
   return true
@@ -152,9 +154,10 @@ export const lineStarts = (
         if (every <= 0) break
       }
     } else {
-      k.bytes.set(part, 0)
+      const p = alignedAt(part, k.bytes)
+      k.bytes.set(part, p)
       k.exports.nonAscii.value = 0
-      found = k.exports.lines(0, part.length, next, Math.max(0, every), OUT)
+      found = k.exports.lines(p, part.length, next, Math.max(0, every), OUT)
       if (seen !== undefined && k.exports.nonAscii.value !== 0) seen.ascii = false
       if (next > 0 && next <= found) {
         const written = every > 0 ? Math.floor((found - next) / every) + 1 : 1
@@ -170,7 +173,11 @@ export const lineStarts = (
   return count
 }
 
-/** Where an anchor collector keeps its tables, the words it scans (after the bytes before them), and the hits it writes. */
+/**
+ * Where an anchor collector keeps its tables, the words it scans (after the
+ * bytes before them, placed up to 15 bytes in, see `alignedAt`), and the
+ * hits it writes.
+ */
 const DATA = 3 * 65536 + 64
 const HITS = DATA + SEGMENT + 64
 
@@ -212,10 +219,12 @@ export const collector = (pairFlags: Uint8Array, quadFlags: Uint8Array): Collect
       for (let first = 0; first < count; first += words) {
         const n = Math.min(words, count - first)
         const from = start + 4 * first
+        const span = bytes.subarray(from, from + 4 * n + 4)
+        const at = alignedAt(span, memory, DATA)
         // the byte before the words too, where the input has one: a key may start there
-        if (from > 0) memory[DATA - 1] = bytes[from - 1]!
-        memory.set(bytes.subarray(from, from + 4 * n + 4), DATA)
-        const found = exports.collect(DATA, n, multiplier, HITS)
+        if (from > 0) memory[at - 1] = bytes[from - 1]!
+        memory.set(span, at)
+        const found = exports.collect(at, n, multiplier, HITS)
         for (let h = 0; h < found; h++) hit(first + hits[HITS / 4 + h]!)
       }
     }

@@ -1,5 +1,5 @@
 import type { StreamCheckpoint, StreamMasker } from "../../Secrets.js"
-import { concat, copyOf } from "../bytes.js"
+import { ALIGN_SLACK, alignedAt, concat, copyOf } from "../bytes.js"
 import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
@@ -52,23 +52,38 @@ export const makeStreamMasker = (
   // where windows are built when the output is reused
   let scratch: Uint8Array = EMPTY
 
-  /** The context and the pending chunks in one buffer masking may write into: a fresh one, or the one kept. */
+  /**
+   * The context and the pending chunks in one buffer masking may write
+   * into: a fresh one, or the one kept. In a reused buffer the window
+   * starts where its largest part copies fast (see `alignedAt`).
+   */
   const windowOf = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
     if (output === false || length > MAX_REUSED) return copied(parts, length)
+    const need = length + ALIGN_SLACK
     let into: Uint8Array
     if (output === true) {
-      if (scratch.length < length) scratch = new Uint8Array(Math.min(MAX_REUSED, Math.max(length, 2 * scratch.length)))
+      if (scratch.length < need) scratch = new Uint8Array(Math.min(MAX_REUSED + ALIGN_SLACK, Math.max(need, 2 * scratch.length)))
       into = scratch
     } else {
-      into = output(length)
-      if (into.length < length) throw new RangeError(`a stream's output buffer holds ${into.length} bytes, where its window needs ${length}`)
+      into = output(need)
+      if (into.length < need) throw new RangeError(`a stream's output buffer holds ${into.length} bytes, where its window needs ${need}`)
     }
+    let largest = 0
+    let before = 0 // bytes of the window before its largest part
+    for (let i = 0, at = 0; i < parts.length; at += parts[i]!.length, i++) {
+      if (parts[i]!.length > parts[largest]!.length) {
+        largest = i
+        before = at
+      }
+    }
+    const start = alignedAt(parts[largest]!, into, before) - before
+    const window = into.subarray(start, start + length)
     let at = 0
     for (const part of parts) {
-      into.set(part, at)
+      window.set(part, at)
       at += part.length
     }
-    return into.subarray(0, length)
+    return window
   }
 
   const reset = (): void => {
