@@ -263,6 +263,8 @@ export interface WindowRead {
   readonly toLine: number
   /** The window's bytes (at most the configured window). */
   readonly bytes: Effect.Effect<Uint8Array, StoreFailed>
+  /** Its newest `n` bytes (all of it when it is shorter): what a status view shows, read alone. */
+  readonly newest: (n: number) => Effect.Effect<Uint8Array, StoreFailed>
 }
 
 /**
@@ -290,10 +292,17 @@ export const kept = (
       lineStart: live.lineStart,
       toByte: live.fromByte + live.bytes.length,
       toLine: totalLines,
-      bytes: Effect.succeed(live.bytes)
+      bytes: Effect.succeed(live.bytes),
+      newest: (n) => Effect.succeed(live.bytes.subarray(Math.max(0, live.bytes.length - n)))
     }
   } else if (job.tail !== undefined) {
     const t = job.tail
+    /** The newest `n` bytes of the window's body, all of it for 0. */
+    const readTail = (n: number) =>
+      Effect.scoped(Effect.flatMap(
+        ctx.bodies.open(caller, t.body, { action: "poll", resource: () => resourceOf(ctx, job) }),
+        (r) => (n <= 0 || n >= r.size ? r.read(0, r.size) : r.read(r.size - n, n))
+      )).pipe(Effect.catchAll((e) => Effect.fail(e._tag === "StoreFailed" ? e : new StoreFailed({ operation: "read the newest output", reason: e.message }))))
     totalLines = t.fromLine + t.lines - 1
     headNewlines = t.headNewlines
     window = {
@@ -302,10 +311,8 @@ export const kept = (
       lineStart: t.lineStart,
       toByte: t.fromByte + t.bytes,
       toLine: totalLines,
-      bytes: Effect.scoped(Effect.flatMap(
-        ctx.bodies.open(caller, t.body, { action: "poll", resource: () => resourceOf(ctx, job) }),
-        (r) => r.read(0, r.size)
-      )).pipe(Effect.catchAll((e) => Effect.fail(e._tag === "StoreFailed" ? e : new StoreFailed({ operation: "read the newest output", reason: e.message }))))
+      bytes: readTail(0),
+      newest: readTail
     }
   }
   if (window === undefined) return undefined

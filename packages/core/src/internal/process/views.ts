@@ -34,9 +34,9 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       tail = { bytes: yield* readOutput(ctx, caller, job, a.retained - window, window, action), start: a.retained - window }
     } else if (k !== undefined && a.captureError === undefined) {
       // past the head, the window of newest output: masked by the same stream, so its secret context is verified
-      const bytes = yield* k.window.bytes
-      const from = Math.max(0, bytes.length - newest)
-      tail = { bytes: bytes.subarray(from), start: k.window.fromByte + from, lineStart: from === 0 && k.window.lineStart }
+      const bytes = yield* k.window.newest(newest)
+      const from = k.window.toByte - k.window.fromByte - bytes.length
+      tail = { bytes, start: k.window.fromByte + from, lineStart: from === 0 && k.window.lineStart }
     } else if (job.settled && job.memory !== undefined && (job.writer?.progress().maskedBytes ?? -1) === a.emitted) {
       // a complete small stream: its true tail is in memory, in emitted coordinates
       tail = { bytes: concat(job.memory.length === 0 ? [new Uint8Array(0)] : job.memory), start: 0 }
