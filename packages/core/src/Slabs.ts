@@ -31,6 +31,12 @@ export interface Pool {
   readonly claim: (n: number) => Region
   /** Lends `n` bytes to copy into: from a slab, or a buffer of its own when `n` is more than a slab holds. */
   readonly take: (n: number) => Region
+  /**
+   * Done with the pool: every slab no region is lent from any more goes to
+   * `recycle`, and the pool forgets it (a later use starts afresh). A slab
+   * still lent is let go, never recycled.
+   */
+  readonly release: () => void
 }
 
 /** How a pool sizes its slabs. */
@@ -42,6 +48,8 @@ export interface PoolOptions {
   readonly spares?: number
   /** How a slab is made (`new Uint8Array` by default). */
   readonly allocate?: (size: number) => Uint8Array
+  /** Where `release` hands the slabs nothing borrows any more (by default they are let go). */
+  readonly recycle?: (bytes: Uint8Array) => void
 }
 
 /** A pool of slabs. */
@@ -87,7 +95,14 @@ export const pool = (options: PoolOptions): Pool => {
     return claim(n)
   }
 
-  return { free, claim, take }
+  const release = (): void => {
+    const slabs = current !== undefined ? [...retired, current] : [...retired]
+    retired.length = 0
+    current = undefined
+    if (options.recycle !== undefined) for (const s of slabs) if (s.lent === 0) options.recycle(s.bytes)
+  }
+
+  return { free, claim, take, release }
 }
 
 /** Gives a region back to its slab. */

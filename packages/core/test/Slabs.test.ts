@@ -49,6 +49,24 @@ describe("Slabs", () => {
     expect(got.slab!.lent).toBe(0)
   })
 
+  it("once released, hands every slab nothing borrows to `recycle`, never one still lent, and starts afresh", () => {
+    const recycled: Array<Uint8Array> = []
+    const pool = Slabs.pool({ first: 8, large: 32, recycle: (b) => recycled.push(b) })
+    const first = pool.take(8)
+    const second = pool.take(20)
+    const third = pool.take(30)
+    Slabs.giveBack(first)
+    Slabs.giveBack(third)
+    pool.release()
+    // the first slab and the third's, not the second's: its region is still lent
+    expect(recycled.map((b) => b.buffer)).toEqual([first.slab!.bytes.buffer, third.slab!.bytes.buffer])
+    expect(recycled).not.toContain(second.slab!.bytes)
+    // the pool lends from a slab of its own again
+    const next = pool.take(4)
+    expect(next.slab).not.toBe(first.slab)
+    expect(next.slab!.bytes.length).toBe(8)
+  })
+
   it("views regions as few as they make: neighbours in one slab as one view, buffers of their own joined in one copy", () => {
     const pool = Slabs.pool({ first: 64, large: 64 })
     const a = pool.take(10)

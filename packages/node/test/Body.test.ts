@@ -268,4 +268,42 @@ describe("the writer's buffers", () => {
       expect(buffers.size).toBeLessThanOrEqual(8)
     }).pipe(Effect.provide(services(counting, Manifests.layerMemory, { pools: { spool: { bytes: 64 * 1024 * 1024 } } })))
   })
+
+  it.effect("a body written after another copies into the slabs that one used, and each reads back only its own bytes", () => {
+    const used: Array<Set<ArrayBufferLike>> = []
+    const counting = Layer.effect(
+      BodyFiles.BodyFiles,
+      Effect.map(BodyFiles.BodyFiles, (files): BodyFiles.Service => ({
+        ...files,
+        create: (name, visibility) =>
+          Effect.map(files.create(name, visibility), (sink) => {
+            const buffers = new Set<ArrayBufferLike>()
+            used.push(buffers)
+            return {
+              ...sink,
+              write: (bytes) => {
+                buffers.add(bytes.buffer)
+                return sink.write(bytes)
+              }
+            }
+          })
+      }))
+    ).pipe(Layer.provide(BodyFiles.layerMemory))
+    return Effect.gen(function*() {
+      // a long body, then shorter ones of other bytes: a stale byte of an earlier body would show
+      const bodies = [3.5, 2.25, 1.5].map((mib, n) => {
+        const line = enc(`body ${n}: ${String.fromCharCode(97 + n).repeat(60)}\n`)
+        const out = new Uint8Array(Math.floor(mib * 1024 * 1024))
+        for (let at = 0; at < out.length; at += line.length) out.set(line.subarray(0, Math.min(line.length, out.length - at)), at)
+        return out
+      })
+      for (const bytes of bodies) {
+        const m = yield* keep(split(bytes, [4097, 70_001, 1_000_003, 2_500_007]), { profile: "spool", cut: "byte" })
+        expect(m.bytes).toBe(bytes.length)
+        expect(Buffer.compare(Buffer.from(yield* readWhole(m.id)), Buffer.from(bytes))).toBe(0)
+      }
+      // the later bodies' copies went through memory an earlier body had used
+      for (const later of used.slice(1)) expect([...later].some((b) => used[0]!.has(b))).toBe(true)
+    }).pipe(Effect.provide(services(counting, Manifests.layerMemory, { pools: { spool: { bytes: 64 * 1024 * 1024 } } })))
+  })
 })
