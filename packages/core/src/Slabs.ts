@@ -96,9 +96,9 @@ export const pool = (options: PoolOptions): Pool => {
   }
 
   const release = (): void => {
-    const slabs = current !== undefined ? [...retired, current] : [...retired]
-    retired.length = 0
+    if (current !== undefined) retired.push(current)
     current = undefined
+    const slabs = retired.splice(0)
     if (options.recycle !== undefined) for (const s of slabs) if (s.lent === 0) options.recycle(s.bytes)
   }
 

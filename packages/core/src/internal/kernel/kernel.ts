@@ -93,6 +93,13 @@ const sharedKernel = (need: number): Shared | undefined => {
 /** Where the line pass writes the line starts it finds: after a segment (placed up to 15 bytes in, see `alignedAt`), aligned. */
 const OUT = SEGMENT + 64
 
+/** Copies a segment into the kernel's memory where copying it is fast; where it starts. */
+const load = (k: Shared, part: Uint8Array): number => {
+  const p = alignedAt(part, k.bytes)
+  k.bytes.set(part, p)
+  return p
+}
+
 /** How many line breaks (0x0A) `bytes` holds. */
 export const newlines = (bytes: Uint8Array): number => {
   if (bytes.length < SMALL) return countNewlinesJs(bytes)
@@ -101,8 +108,7 @@ export const newlines = (bytes: Uint8Array): number => {
   let count = 0
   for (let at = 0; at < bytes.length; at += SEGMENT) {
     const part = bytes.subarray(at, Math.min(bytes.length, at + SEGMENT))
-    const p = alignedAt(part, k.bytes)
-    k.bytes.set(part, p)
+    const p = load(k, part)
     count += k.exports.lines(p, part.length, 0, 0, OUT)
   }
   return count
@@ -115,8 +121,7 @@ export const isAscii = (bytes: Uint8Array): boolean => {
   if (k === undefined) return isAsciiJs(bytes)
   for (let at = 0; at < bytes.length; at += SEGMENT) {
     const part = bytes.subarray(at, Math.min(bytes.length, at + SEGMENT))
-    const p = alignedAt(part, k.bytes)
-    k.bytes.set(part, p)
+    const p = load(k, part)
     k.exports.nonAscii.value = 0
     k.exports.lines(p, part.length, 0, 0, OUT)
     if (k.exports.nonAscii.value !== 0) return false
@@ -154,8 +159,7 @@ export const lineStarts = (
         if (every <= 0) break
       }
     } else {
-      const p = alignedAt(part, k.bytes)
-      k.bytes.set(part, p)
+      const p = load(k, part)
       k.exports.nonAscii.value = 0
       found = k.exports.lines(p, part.length, next, Math.max(0, every), OUT)
       if (seen !== undefined && k.exports.nonAscii.value !== 0) seen.ascii = false
