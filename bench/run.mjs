@@ -3,7 +3,7 @@
 //
 //   pnpm bench                 all benchmarks
 //   SIZE_MIB=64 pnpm bench     smaller files for a quick look
-//   ROUNDS=40 pnpm bench       more rounds for the two overhead rows (20 by default)
+//   ROUNDS=60 pnpm bench       more rounds for the two overhead rows (40 by default)
 //   ONLY=spool,lease pnpm bench  some of them: capture, read, grep, startup,
 //                              memory, salience, evidence, spool, lease,
 //                              masking, serve
@@ -93,7 +93,7 @@ const timed = (line) =>
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** Rounds of the two overhead rows (failure lines, a job's window): each side once a round, the order alternating. */
-const ROUNDS = Number(process.env.ROUNDS ?? 20)
+const ROUNDS = Number(process.env.ROUNDS ?? 40)
 
 /** Median wall time of `runs` alternating runs of two commands; `after` runs untimed after each of ours. */
 const compare = async (ours, theirs, runs, after = () => {}) => {
