@@ -5,12 +5,12 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@spillway\/(core|node|tools|agents|remote|web)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
-      { find: /^@spillway\/(core|node|tools|agents|remote|web)\/(.*)$/, replacement: fileURLToPath(new URL("./packages/$1/src/$2.ts", import.meta.url)) }
+      { find: /^@spillway\/(core|node|tools|agents|remote|web|ai-sdk|langchain)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
+      { find: /^@spillway\/(core|node|tools|agents|remote|web|ai-sdk|langchain)\/(.*)$/, replacement: fileURLToPath(new URL("./packages/$1/src/$2.ts", import.meta.url)) }
     ]
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "examples/**/*.test.ts", "integrations/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

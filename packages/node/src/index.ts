@@ -30,3 +30,5 @@ export * as SqlBackend from "./SqlBackend.js"
 export * as NodePattern from "./NodePattern.js"
 /** The web view served on Node, over the directory's stores, read capabilities only. */
 export * as NodeWeb from "./NodeWeb.js"
+/** Spillway for programs without Effect: one runtime over the Node layers, async methods. */
+export * as Spillway from "./Spillway.js"
