@@ -24,6 +24,9 @@ const bundle = (entry, outfile, external = ["better-sqlite3"]) =>
     minify: true,
     legalComments: "none",
     external,
+    // a package's ES module build where it has one: jsonc-parser's main file is a UMD module whose inner
+    // requires esbuild cannot follow
+    mainFields: ["module", "main"],
     define: { "import.meta.url": "__spillwayModuleUrl" },
     banner: { js: "var __spillwayModuleUrl=require(\"node:url\").pathToFileURL(__filename).href;" }
   })
@@ -35,6 +38,8 @@ await bundle("dist/fastRead.js", "dist/read.cjs", ["bindings"])
 // The run program holds only what `spillway run` needs (see src/quickRun.ts).
 await bundle("dist/quickRun.js", "dist/run.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
+// `spillway hook` runs before every shell command an agent runs: its bundle holds no Effect runtime (see src/hook.ts)
+await bundle("dist/hook.js", "dist/hook.cjs")
 await bundle("dist/host.js", "dist/host.cjs")
 await bundle("dist/serve.js", "dist/serve.cjs")
 // The worker threads, where @spillway/node looks for them beside the bundle (dist/internal/):
@@ -50,6 +55,21 @@ for (const worker of ["patternWorker", "maskWorker"]) {
     target: "node20",
     minify: true,
     legalComments: "none"
+  })
+}
+// The pi and opencode plugins (integrations/): one ES module each, the rewrite inlined and nothing
+// imported but Node's own modules, so `spillway init` can copy the file alone into the agent's plugin
+// folder. Left readable: it is the file a user installs into the agent.
+for (const agent of ["pi", "opencode"]) {
+  await build({
+    entryPoints: [`../../integrations/${agent}/index.ts`],
+    outfile: `dist/integrations/${agent}.js`,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    legalComments: "none",
+    banner: { js: `// Spillway's ${agent} plugin: runs the model's bash commands through \`spillway run\` (see integrations/${agent}/README.md).` }
   })
 }
 

@@ -19,9 +19,9 @@ const quick = process.env.SPILLWAY_QUICK !== "0"
 
 if (quick && process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
 
-// `mcp`, `host` and `serve` are programs of their own, so the rest of the command never loads what they need
+// `mcp`, `host`, `hook` and `serve` are programs of their own, so the rest of the command never loads what they need
 // (`serve --help` is answered by the command, which lists it)
-const own = process.argv[2] === "mcp" || process.argv[2] === "host" ||
+const own = process.argv[2] === "mcp" || process.argv[2] === "host" || process.argv[2] === "hook" ||
   (process.argv[2] === "serve" && !process.argv.includes("--help") && !process.argv.includes("-h"))
 if (own) {
   require(`../dist/${process.argv[2]}.cjs`)

@@ -11,6 +11,7 @@ import { Spill } from "@spillway/core"
 import { Effect } from "effect"
 import { readHint } from "./Hints.js"
 import * as Commands from "./Commands.js"
+import * as Init from "./Init.js"
 import * as ServeCommand from "./ServeCommand.js"
 import { exitCode, type Output } from "./Output.js"
 import { runCommand } from "./RunCommand.js"
@@ -28,6 +29,7 @@ const run = Command.make(
       Options.withDescription("cap on what is printed, in characters")
     ),
     shell: Options.text("c").pipe(Options.optional, Options.withDescription("run this line with /bin/sh -c")),
+    stdin: Options.boolean("stdin").pipe(Options.withDescription("pass spillway's stdin on to the command (closed otherwise)")),
     json,
     argv: Args.text({ name: "CMD" }).pipe(Args.repeated, Args.withDescription("the command and its arguments, after --"))
   },
@@ -91,5 +93,5 @@ export type { Output }
 /** The command tree. */
 export const spillway = Command.make("spillway").pipe(
   Command.withDescription("keep long command output out of a model's context, and read it back"),
-  Command.withSubcommands([run, read, grep, ServeCommand.command])
+  Command.withSubcommands([run, read, grep, Init.command, ServeCommand.command])
 )

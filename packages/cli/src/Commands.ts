@@ -1,7 +1,7 @@
 /**
  * Every `spillway` command, with what it does in one line: the list
  * `spillway --help` prints and an unknown command repeats. Some commands are
- * programs of their own that the bin starts (`mcp`, `host`, `serve`); this
+ * programs of their own that the bin starts (`mcp`, `host`, `hook`, `serve`); this
  * is the one place that names them all.
  *
  * @since 0.1.0
@@ -20,6 +20,8 @@ export const all: ReadonlyArray<Entry> = [
   { name: "grep", summary: "search a saved output file; prints LINE:TEXT per match" },
   { name: "mcp", summary: "serve the tools to an MCP client on stdin and stdout" },
   { name: "host", summary: "run commands for remote controllers and keep their output on this machine" },
+  { name: "hook", summary: "answer a coding agent's hook (claude, codex, gemini): route its shell commands through spillway run" },
+  { name: "init", summary: "connect coding agents (Claude Code, Codex, Gemini CLI, opencode, pi, Cursor) to spillway; --uninstall takes it out" },
   { name: "serve", summary: "serve a read-only web view of jobs, saved outputs and evidence on 127.0.0.1; prints its URL" }
 ]
 

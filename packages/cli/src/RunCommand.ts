@@ -43,10 +43,39 @@ export interface RunOptions {
   readonly maxChars: number
   /** A line for `/bin/sh -c`, given with `-c`. */
   readonly shell: Option.Option<string>
+  /** Pass spillway's own stdin on to the command (`--stdin`); the command's stdin is closed otherwise. */
+  readonly stdin?: boolean
 }
 
+/**
+ * Passes this process's stdin on to the child, a chunk at a time (the next
+ * is read once the child took the last), and closes the child's stdin at its
+ * end; interrupted, it stops reading, so an open stdin keeps no one waiting.
+ */
+const forwardStdin = (child: Child.Running) =>
+  Effect.async<void>((resume) => {
+    const input = process.stdin
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      input.removeListener("data", onData)
+      input.destroy()
+      resume(Effect.void)
+    }
+    const close = () => void Effect.runPromise(child.closeStdin).then(finish, finish)
+    const onData = (chunk: Buffer) => {
+      input.pause()
+      Effect.runPromise(child.writeStdin(chunk)).then((open) => open ? input.resume() : finish(), finish)
+    }
+    input.on("data", onData)
+    input.once("end", close)
+    input.once("error", close)
+    return Effect.sync(finish)
+  })
+
 /** Runs the command and prints what it kept; fails with `Exit2` for bad arguments and a command that cannot start. */
-export const runCommand = ({ argv, json, maxChars, shell }: RunOptions) =>
+export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOptions) =>
   Effect.gen(function*() {
     const out = yield* OutputTag
     if (Option.isSome(shell) === argv.length > 0) {
@@ -60,9 +89,11 @@ export const runCommand = ({ argv, json, maxChars, shell }: RunOptions) =>
     }
     // the body store masks with the rules built at its first use (only run writes), a long output on a second core
     const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
-    const spec: Child.Spec = Option.isSome(shell)
-      ? { command: shell.value, shell: true, mergeStderr: true }
-      : { command: argv[0]!, args: argv.slice(1), mergeStderr: true }
+    const spec: Child.Spec = {
+      ...(Option.isSome(shell) ? { command: shell.value, shell: true } : { command: argv[0]!, args: argv.slice(1) }),
+      mergeStderr: true,
+      stdin: stdin ? "pipe" : "closed"
+    }
     const kept = yield* Effect.scoped(Effect.gen(function*() {
       const capture = yield* spill.capture()
       const child = yield* runner.start(
@@ -73,11 +104,14 @@ export const runCommand = ({ argv, json, maxChars, shell }: RunOptions) =>
         Effect.catchTag("SpawnFailed", (e) => new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` }))
       )
       running = (signal) => Effect.runFork(child.signal(signal))
+      if (stdin) yield* Effect.forkScoped(forwardStdin(child))
       const status = yield* child.exit.pipe(Effect.onInterrupt(() => child.terminate))
       running = undefined
       return yield* capture.finish(status.status)
     }).pipe(Effect.ensuring(Effect.sync(() => void (running = undefined)))))
     if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
-    else yield* out.stdout(kept.text + (kept.text.endsWith("\n") || kept.text.length === 0 ? "" : "\n"))
+    // a whole output is printed as the command wrote it; a preview ends its last line
+    else if (!kept.truncated) yield* out.stdout(kept.text)
+    else yield* out.stdout(kept.text + (kept.text.endsWith("\n") ? "" : "\n"))
     return yield* exitCode(kept.exitCode)
   })

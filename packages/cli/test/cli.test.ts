@@ -56,6 +56,28 @@ describe("spillway run", () => {
     expect(Date.now() - started).toBeLessThan(15_000)
   })
 
+  it("prints a whole output byte for byte, without adding a final newline", () => {
+    const none = spillway(tempDir(), ["run", "--", "printf", "no newline at the end"])
+    expect(none.status).toBe(0)
+    expect(none.stdout).toBe("no newline at the end")
+    expect(spillway(tempDir(), ["run", "-c", "true"]).stdoutBytes.length).toBe(0)
+    expect(spillway(tempDir(), ["run", "-c", "printf 'a\\n\\nb'"]).stdout).toBe("a\n\nb")
+  })
+
+  it("passes its stdin on to the command with --stdin, and closes it otherwise", () => {
+    const r = spawnSync(process.execPath, [bin, "run", "--stdin", "--", "sh", "-c", "cat; echo end"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: tempDir() },
+      input: "from stdin\n"
+    })
+    expect(r.status).toBe(0)
+    expect(r.stdout.toString()).toBe("from stdin\nend\n")
+    const closed = spawnSync(process.execPath, [bin, "run", "--", "sh", "-c", "cat; echo end"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: tempDir() },
+      input: "from stdin\n"
+    })
+    expect(closed.stdout.toString()).toBe("end\n")
+  })
+
   it("runs a command given after --", () => {
     const r = spillway(tempDir(), ["run", "--", "printf", "%s-%s\\n", "a b", "c"])
     expect(r.status).toBe(0)
@@ -458,7 +480,7 @@ describe("bad input", () => {
   })
 
   it("has --help on every command", () => {
-    for (const args of [["--help"], ["run", "--help"], ["read", "--help"], ["grep", "--help"], ["mcp", "--help"], ["host", "--help"]]) {
+    for (const args of [["--help"], ["run", "--help"], ["read", "--help"], ["grep", "--help"], ["mcp", "--help"], ["host", "--help"], ["hook", "--help"]]) {
       const r = spillway(tempDir(), args)
       expect(r.status, args.join(" ")).toBe(0)
       expect(r.stdout).toContain("spillway")
@@ -466,7 +488,7 @@ describe("bad input", () => {
   })
 
   it("--help lists every command, one line each; an unknown command lists them on stderr and exits 2", () => {
-    const commands = ["run", "read", "grep", "mcp", "host", "serve"]
+    const commands = ["run", "read", "grep", "mcp", "host", "hook", "init", "serve"]
     const help = spillway(tempDir(), ["--help"])
     expect(help.status).toBe(0)
     const listed = help.stdout.split("\n").filter((l) => /^ {2}\S/.test(l))
