@@ -1,19 +1,20 @@
 /**
- * Spillway as a user gets it: every package packed the way pnpm publishes it,
- * the tarballs installed with npm into empty directories (globally, as the
- * README says, and into a project), and then the installed command, MCP
- * server and libraries used as a user would use them.
+ * Spillway as a user gets it. The one package, `spillway`, packed from the
+ * build with `pnpm pack:spillway`, installed with npm into an empty global
+ * prefix (as the README says) and into an empty project; then the installed
+ * command, its hook, its init, its MCP server and the libraries are used as a
+ * user would use them. And once, the seven `@spillway/*` packages that
+ * programs written with Effect install instead.
  *
- * The packages are packed from what the build made (`dist/`), which this
- * test does not make: `pnpm test` builds first; run alone, build with
- * `npx --yes pnpm@10.34.8 build`. A build older than the sources fails here
- * with that advice.
+ * This test packs what the build made, and does not build: `pnpm test`
+ * builds first; run alone, build with `npx --yes pnpm@10.34.8 build`. A build
+ * older than the sources fails here with that advice.
  *
  * npm runs no install scripts here (`--ignore-scripts`): better-sqlite3's
- * would compile SQLite, minutes of work that is better-sqlite3's own
- * business. Its addon, built from the same version by the workspace's install,
- * is put where the script would have put it. `SPILLWAY_INSTALL_TEST_SCRIPTS=1`
- * runs the scripts instead.
+ * would fetch or compile its addon, minutes of work that is better-sqlite3's
+ * own business. Its addon, built from the same version by the workspace's
+ * install, is put where the script would have put it.
+ * `SPILLWAY_INSTALL_TEST_SCRIPTS=1` runs the scripts instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -25,10 +26,18 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { blockHolding, root, type ServerEntry } from "./readme.js"
 
-const packages = ["core", "node", "agents", "tools", "remote", "web", "cli"] as const
+/** The packages programs written with Effect install, all in one `npm install`. */
+const effectPackages = ["core", "node", "agents", "tools", "remote", "web", "cli"] as const
+/** The packages whose sources the one package is built from. */
+const sourcePackages = [...effectPackages, "ai-sdk", "langchain"] as const
 const pnpm = ["--yes", "pnpm@10.34.8"]
-const npmFlags = ["--no-audit", "--no-fund", "--prefer-offline", ...(process.env.SPILLWAY_INSTALL_TEST_SCRIPTS === "1" ? [] : ["--ignore-scripts"])]
+const scripts = process.env.SPILLWAY_INSTALL_TEST_SCRIPTS === "1"
+const npmFlags = ["--no-audit", "--no-fund", "--prefer-offline", ...(scripts ? [] : ["--ignore-scripts"])]
 const minute = 60_000
+const built = Path.join(root, "packages", "spillway", "dist", "package")
+
+/** Modules the command's bundles name without shipping them: reached only when installed (inside `try`), or text of generated code. */
+const optionalModules = ["pg-native", "bufferutil", "utf-8-validate", "bindings", "ajv", "ajv-formats"]
 
 interface Ran {
   readonly status: number | null
@@ -44,10 +53,10 @@ const MAX_OUTPUT = 64 * 1024 * 1024
  * `MAX_OUTPUT` or times out is an error. Asynchronous, so that the test's
  * worker keeps answering the test runner while npm installs for minutes.
  */
-const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<Ran> =>
+const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number; input?: string } = {}): Promise<Ran> =>
   new Promise((resolve, reject) => {
     const what = `${file} ${args.join(" ")}`
-    const child = spawn(file, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(file, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] })
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     let size = 0
@@ -63,8 +72,9 @@ const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string;
       if (size > MAX_OUTPUT) stop(new Error(`${what}: printed more than ${MAX_OUTPUT} bytes`))
       else into.push(d)
     }
-    child.stdout.on("data", take(out))
-    child.stderr.on("data", take(err))
+    child.stdout!.on("data", take(out))
+    child.stderr!.on("data", take(err))
+    if (options.input !== undefined) child.stdin!.end(options.input)
     child.once("error", (e) => {
       clearTimeout(timer)
       reject(new Error(`${what}: ${e.message}`))
@@ -91,16 +101,19 @@ const filesUnder = (dir: string): Array<string> =>
 
 /** What the build made is missing or older than the sources: why, or undefined when it is there and current. */
 const buildProblem = (): string | undefined => {
-  for (const name of packages) {
+  for (const name of effectPackages) {
     if (!Fs.existsSync(Path.join(root, "packages", name, "dist", "index.js"))) return `packages/${name}/dist/index.js is missing`
   }
   const bundle = Path.join(root, "packages", "cli", "dist", "spillway.cjs")
   if (!Fs.existsSync(bundle)) return "the command's bundle, packages/cli/dist/spillway.cjs, is missing"
-  const built = Fs.statSync(bundle).mtimeMs
-  for (const name of packages) {
+  const manifest = Path.join(built, "package.json")
+  if (!Fs.existsSync(manifest)) return "the one package, packages/spillway/dist/package, is not built"
+  const packed = Fs.statSync(manifest).mtimeMs
+  if (Fs.statSync(bundle).mtimeMs > packed) return "the command's bundle is newer than packages/spillway/dist/package"
+  for (const name of sourcePackages) {
     const src = Path.join(root, "packages", name, "src")
-    const newer = filesUnder(src).find((f) => Fs.statSync(Path.join(src, f)).mtimeMs > built)
-    if (newer !== undefined) return `packages/${name}/src/${newer} is newer than the command's bundle`
+    const newer = filesUnder(src).find((f) => Fs.statSync(Path.join(src, f)).mtimeMs > packed)
+    if (newer !== undefined) return `packages/${name}/src/${newer} is newer than packages/spillway/dist/package`
   }
   return undefined
 }
@@ -125,7 +138,7 @@ const installedCopies = (dir: string, name: string): Array<string> => {
 
 /** Puts the workspace's compiled better-sqlite3 addon into every installed copy of that version, as its install script would. */
 const provideSqliteAddon = (nodeModules: string) => {
-  if (process.env.SPILLWAY_INSTALL_TEST_SCRIPTS === "1") return
+  if (scripts) return
   const source = Path.dirname(createRequire(Path.join(root, "packages", "cli", "package.json")).resolve("better-sqlite3/package.json"))
   const version = JSON.parse(Fs.readFileSync(Path.join(source, "package.json"), "utf8")).version
   const copies = installedCopies(nodeModules, "better-sqlite3")
@@ -141,29 +154,39 @@ const provideSqliteAddon = (nodeModules: string) => {
 const importedModules = (code: string): Array<string> => {
   const names = new Set<string>()
   const statements = [
-    /^(?:import|export)\b[^;"']*?\bfrom\s*["']([^"']+)["']/gm,
-    /^import\s*["']([^"']+)["']/gm,
+    /(?:^|[;}\s])(?:import|export)\b[^;"'()]*?\bfrom\s*["']([^"']+)["']/g,
+    /(?:^|[;}\s])import\s*["']([^"']+)["']/g,
     /\bimport\(\s*["']([^"']+)["']\s*\)/g,
     /\brequire\(\s*["']([^"']+)["']\s*\)/g
   ]
   for (const re of statements) {
     for (const m of code.matchAll(re)) {
       const spec = m[1]!
-      if (spec.startsWith("node:") || spec.startsWith(".") || builtinModules.includes(spec.split("/")[0]!)) continue
+      if (spec.startsWith("node:") || spec.startsWith(".") || spec.startsWith("/") || builtinModules.includes(spec.split("/")[0]!)) continue
       names.add(spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!)
     }
   }
   return [...names]
 }
 
-describe("the packed packages, installed with npm", { timeout: 2 * minute }, () => {
+/** The dependencies of the workspace's AI SDK adapter, at the versions it is tested with. */
+const aiSdkVersions = (): { ai: string; zod: string } => {
+  const dev = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "ai-sdk", "package.json"), "utf8")).devDependencies
+  return { ai: dev.ai, zod: dev.zod }
+}
+
+describe("spillway, the one package, installed with npm", { timeout: 2 * minute }, () => {
   let dir: string
-  let packs: string
   let global: string
   let project: string
   let output: string
-  const manifests = new Map<string, any>()
+  let tarball: string
+  let manifest: any
+  let packed: Array<string>
   const clients: Array<Client> = []
+
+  const spillway = () => Path.join(global, "bin", "spillway")
+  const installed = () => Path.join(global, "lib", "node_modules", "spillway")
 
   /** An environment for the installed programs: this Node first on PATH, a home and an output directory of the test's own. */
   const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
@@ -173,6 +196,8 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     SPILLWAY_OWNER: "installer",
     ...extra
   })
+  /** The same, with the global install's bin first on PATH, as after `npm install -g`. */
+  const globalEnv = (extra: Record<string, string> = {}) => env({ PATH: [Path.join(global, "bin"), env().PATH!].join(Path.delimiter), ...extra })
 
   beforeAll(async () => {
     const problem = buildProblem()
@@ -180,28 +205,25 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
       throw new Error(`this test installs what the build made, and ${problem}: run \`npx --yes pnpm@10.34.8 build\` first (\`pnpm test\` builds before it tests)`)
     }
     dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-install-"))
-    packs = Path.join(dir, "packs")
     global = Path.join(dir, "global")
     project = Path.join(dir, "project")
     output = Path.join(dir, "output")
     Fs.mkdirSync(project)
 
-    await succeed("npx", [...pnpm, "-r", "pack", "--pack-destination", packs])
-    for (const tarball of Fs.readdirSync(packs)) {
-      const manifest = JSON.parse(await succeed("tar", ["-xzOf", Path.join(packs, tarball), "package/package.json"]))
-      manifest.files = (await succeed("tar", ["-tzf", Path.join(packs, tarball)])).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
-      manifests.set(manifest.name, manifest)
-    }
-    const tarballs = Fs.readdirSync(packs).map((f) => Path.join(packs, f))
+    // as the README says: `pnpm pack:spillway FOLDER` leaves the tarball there and prints its path
+    const packs = Path.join(dir, "packs")
+    tarball = (await succeed("npx", [...pnpm, "--silent", "pack:spillway", packs])).trim().split("\n").at(-1)!
+    expect(tarball).toBe(Path.join(packs, "spillway-0.1.0.tgz"))
+    manifest = JSON.parse(await succeed("tar", ["-xzOf", tarball, "package/package.json"]))
+    packed = (await succeed("tar", ["-tzf", tarball])).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
 
-    // as the README says: every tarball installed globally, here under a prefix of the test's own
-    // (the user's npm settings and cache are kept: what fails here fails for a user)
-    await succeed("npm", ["install", "--global", "--prefix", global, ...npmFlags, ...tarballs], { cwd: dir })
+    // installed globally, under a prefix of the test's own (the user's npm settings and cache are kept: what fails here fails for a user)
+    await succeed("npm", ["install", "--global", "--prefix", global, ...npmFlags, tarball], { cwd: dir })
     provideSqliteAddon(Path.join(global, "lib", "node_modules"))
-    // and into a project, whose programs import the libraries (with the `effect` they are written against)
+    // and into a project, with the AI SDK beside it for the adapter
     Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "spillway-user", private: true, type: "module" }))
-    const effect = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "core", "package.json"), "utf8")).dependencies.effect
-    await succeed("npm", ["install", ...npmFlags, ...tarballs, `effect@${effect}`], { cwd: project })
+    const { ai, zod } = aiSdkVersions()
+    await succeed("npm", ["install", ...npmFlags, tarball, `ai@${ai}`, `zod@${zod}`], { cwd: project })
     provideSqliteAddon(Path.join(project, "node_modules"))
   }, 10 * minute)
 
@@ -210,89 +232,80 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     if (dir !== undefined) Fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  it("packs every package, each naming its siblings at their versions", () => {
-    expect([...manifests.keys()].sort()).toEqual(packages.map((p) => `@spillway/${p}`).sort())
-    for (const [name, manifest] of manifests) {
-      for (const field of ["dependencies", "devDependencies", "peerDependencies", "optionalDependencies"]) {
-        for (const [dep, spec] of Object.entries<string>(manifest[field] ?? {})) {
-          expect(spec, `${name}'s ${field}: ${dep}`).not.toMatch(/^workspace:/)
-          if (field === "dependencies" && dep.startsWith("@spillway/")) {
-            expect(spec, `${name} depends on ${dep}`).toBe(manifests.get(dep)?.version)
-          }
-        }
+  it("is one package with one dependency, whose every named file ships, with nothing of the build around it", () => {
+    expect(manifest.name).toBe("spillway")
+    expect(manifest.license).toBe("MIT")
+    expect(packed).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json", "bin/spillway.cjs"]))
+    const version = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "spillway", "package.json"), "utf8")).dependencies["better-sqlite3"]
+    expect(manifest.dependencies).toEqual({ "better-sqlite3": version })
+    expect(manifest.devDependencies).toBeUndefined()
+    // every framework is a peer the user installs only for the adapter that needs it
+    for (const peer of Object.keys(manifest.peerDependencies ?? {})) expect(manifest.peerDependenciesMeta?.[peer], peer).toEqual({ optional: true })
+    const named: Array<string> = []
+    const collect = (value: unknown) => {
+      if (typeof value === "string") named.push(value)
+      else if (value !== null && typeof value === "object") Object.values(value).forEach(collect)
+    }
+    collect(manifest.exports)
+    collect(manifest.bin)
+    for (const file of named) expect(packed, `the manifest names ${file}`).toContain(file.replace(/^\.\//, ""))
+    // the command's bundles, code caches and workers; none of what tsc wrote, no source maps
+    expect(packed).toEqual(expect.arrayContaining(["dist/spillway.cjs", "dist/spillway.cache", "dist/run.cjs", "dist/run.cache", "dist/read.cjs", "dist/mcp.cjs", "dist/host.cjs", "dist/serve.cjs", "dist/internal/maskWorker.js", "dist/internal/patternWorker.js"]))
+    expect(packed.filter((f) => f.endsWith(".map") || f.startsWith("src/") || /^dist\/[A-Z]\w*\.js$/.test(f))).toEqual([])
+  })
+
+  it("ships code that imports only Node, better-sqlite3 and the frameworks it names as peers", () => {
+    const allowed = new Set(["better-sqlite3", ...Object.keys(manifest.peerDependencies ?? {}), ...optionalModules])
+    const code = filesUnder(installed()).filter((f) => !f.startsWith("node_modules") && /\.(c|m)?js$/.test(f))
+    expect(code.length).toBeGreaterThan(10)
+    for (const file of code) {
+      for (const module of importedModules(Fs.readFileSync(Path.join(installed(), file), "utf8"))) {
+        expect(allowed.has(module), `spillway's ${file} imports ${module}, which the package neither bundles nor declares`).toBe(true)
       }
     }
   })
 
-  it("ships every file a package's exports and bin name", () => {
-    for (const [name, manifest] of manifests) {
-      // the license the manifest declares ships with the package
-      expect(manifest.license, name).toBe("MIT")
-      expect(manifest.files, `${name} ships its license`).toContain("LICENSE")
-      const named: Array<string> = []
-      const collect = (value: unknown) => {
-        if (typeof value === "string") named.push(value)
-        else if (value !== null && typeof value === "object") Object.values(value).forEach(collect)
-      }
-      collect(manifest.exports)
-      collect(manifest.bin)
-      for (const file of named.filter((f) => !f.includes("*"))) {
-        expect(manifest.files, `${name} names ${file}`).toContain(file.replace(/^\.\//, ""))
-      }
-      // the wildcard export reaches every public module, with its types
-      for (const js of manifest.files.filter((f: string) => /^dist\/[^/]+\.js$/.test(f))) {
-        expect(manifest.files, `${name}: ${js} has its types`).toContain(js.replace(/\.js$/, ".d.ts"))
-      }
-    }
-    const cli = manifests.get("@spillway/cli").files
-    for (const file of ["dist/spillway.cjs", "dist/read.cjs", "dist/run.cjs", "dist/run.cache", "dist/mcp.cjs", "dist/host.cjs", "dist/serve.cjs", "dist/internal/maskWorker.js", "dist/internal/patternWorker.js"]) {
-      expect(cli, "the command's bundles").toContain(file)
-    }
-    expect(manifests.get("@spillway/node").files).toEqual(expect.arrayContaining(["dist/internal/patternWorker.js", "dist/internal/maskWorker.js"]))
-  })
-
-  it("declares as a dependency every module a package's code imports", () => {
-    for (const name of packages) {
-      const installed = Path.join(project, "node_modules", "@spillway", name)
-      const manifest = JSON.parse(Fs.readFileSync(Path.join(installed, "package.json"), "utf8"))
-      const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})])
-      // the command's bundles hold their dependencies, so only the modules tsc wrote are read
-      const code = filesUnder(Path.join(installed, "dist")).filter((f) => f.endsWith(".js") && !(name === "cli" && f === Path.join("internal", "patternWorker.js")))
-      expect(code.length).toBeGreaterThan(0)
-      for (const file of code) {
-        for (const module of importedModules(Fs.readFileSync(Path.join(installed, "dist", file), "utf8"))) {
-          expect(declared.has(module), `@spillway/${name}'s dist/${file} imports ${module}, which its package.json does not list in dependencies`).toBe(true)
-        }
-      }
-    }
-  })
-
-  it("runs the globally installed spillway, and the project's, and keeps long output it can read back", async () => {
-    for (const bin of [Path.join(global, "bin", "spillway"), Path.join(project, "node_modules", ".bin", "spillway")]) {
-      const hi = await run(bin, ["run", "--", "echo", "hi"], { env: env() })
-      expect({ status: hi.status, stdout: hi.stdout, stderr: hi.stderr }).toEqual({ status: 0, stdout: "hi\n", stderr: "" })
-    }
-    const spillway = Path.join(global, "bin", "spillway")
-    const long = await run(spillway, ["run", "--", "node", "-e", "for (let i = 1; i <= 3000; i++) console.log(`line ${i}`)"], { env: env() })
+  it("keeps a long output bounded with its last line, and reads it back by its saved name, from the global install", async () => {
+    const long = await run(spillway(), ["run", "--", "seq", "1", "200000"], { env: env() })
+    expect(long.stderr).toBe("")
     expect(long.status).toBe(0)
+    expect(long.stdout.length).toBeLessThan(3_000)
+    expect(long.stdout).toContain("\n200000\n")
     const name = /Full output: (\S+\.log)\]/.exec(long.stdout)?.[1]
-    expect(name, long.stdout + long.stderr).toBeDefined()
-    expect((await run(spillway, ["read", name!, "--offset", "1500", "--limit", "2"], { env: env() })).stdout).toBe("line 1500\nline 1501\n")
-    expect((await run(spillway, ["grep", "^line 2999$", name!], { env: env() })).stdout).toBe("2999:line 2999\n")
+    expect(name, long.stdout).toBeDefined()
+    expect(await succeed(spillway(), ["read", name!, "--offset", "199999", "--limit", "5"], { env: env() })).toBe("199999\n200000\n")
+    // the search runs on the pattern worker shipped in dist/internal/
+    expect(await succeed(spillway(), ["grep", "^123456$", name!], { env: env() })).toBe("123456:123456\n")
+    // a short output comes back whole, from the project's copy too
+    const hi = await run(Path.join(project, "node_modules", ".bin", "spillway"), ["run", "--", "echo", "hi"], { env: env() })
+    expect({ status: hi.status, stdout: hi.stdout, stderr: hi.stderr }).toEqual({ status: 0, stdout: "hi\n", stderr: "" })
+  })
+
+  it("ships code caches that V8 takes for the bundles beside them", async () => {
+    const caches = filesUnder(Path.join(installed(), "dist")).filter((f) => f.endsWith(".cache"))
+    expect(caches.length).toBeGreaterThan(0)
+    // loaded as the bin loads them, by a Node with no flags of the test runner's
+    const check = `const fs = require("node:fs"), vm = require("node:vm"), Module = require("node:module")
+for (const cache of process.argv.slice(1)) {
+  const filename = cache.replace(/\\.cache$/, ".cjs")
+  const script = new vm.Script(Module.wrap(fs.readFileSync(filename, "utf8")), { filename, cachedData: fs.readFileSync(cache) })
+  console.log(cache.split("/").pop(), script.cachedDataRejected ? "rejected" : "taken")
+}`
+    const out = await succeed(process.execPath, ["-e", check, ...caches.map((c) => Path.join(installed(), "dist", c))], { env: env() })
+    expect(out, process.version).toBe(caches.map((c) => `${Path.basename(c)} taken\n`).join(""))
   })
 
   it("serves the tools over MCP, started as the README's client configuration says", async () => {
     const block = blockHolding("json", "\"mcpServers\"")
     const entry: ServerEntry = JSON.parse(block.text).mcpServers.spillway
     expect(entry.command).toBe("spillway")
-    // the README's entry, with the global install first on PATH and an output directory of the test's own
     const client = new Client({ name: "spillway-install-test", version: "1.0.0" })
     clients.push(client)
     await client.connect(
       new StdioClientTransport({
         command: entry.command,
         args: [...entry.args],
-        env: { ...getDefaultEnvironment(), ...entry.env, ...(env({ PATH: [Path.join(global, "bin"), env().PATH!].join(Path.delimiter) }) as Record<string, string>) },
+        env: { ...getDefaultEnvironment(), ...entry.env, ...(globalEnv() as Record<string, string>) },
         cwd: dir,
         stderr: "pipe"
       })
@@ -302,35 +315,155 @@ describe("the packed packages, installed with npm", { timeout: 2 * minute }, () 
     const result = await client.callTool({ name: "run_command", arguments: { command: "echo hi" } }) as any
     expect(result.isError).toBeFalsy()
     expect(result.content[0].text).toMatch(/^hi\n[\s\S]*\[exit code 0\]$/)
-    expect(result.structuredContent).toMatchObject({ exit_code: 0, timed_out: false, truncated: false })
   })
 
-  it("runs a program that imports @spillway/core and @spillway/node from the installed packages", async () => {
+  it("answers Claude Code's hook with the command routed through the installed spillway, whose output comes back bounded", async () => {
+    const claudeProject = Path.join(dir, "claude-project")
+    Fs.mkdirSync(Path.join(claudeProject, ".claude"), { recursive: true })
+    Fs.writeFileSync(Path.join(claudeProject, ".claude", "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(seq:*)"] } }))
+    const call = {
+      session_id: "abc123",
+      transcript_path: Path.join(dir, "transcript.jsonl"),
+      cwd: claudeProject,
+      permission_mode: "default",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "seq 1 200000", description: "Print numbers" },
+      tool_use_id: "toolu_01"
+    }
+    const hooked = await run(spillway(), ["hook", "claude"], { env: globalEnv({ CLAUDE_PROJECT_DIR: claudeProject }), input: JSON.stringify(call) })
+    expect(hooked.status).toBe(0)
+    const answer = JSON.parse(hooked.stdout).hookSpecificOutput
+    expect(answer.hookEventName).toBe("PreToolUse")
+    expect(answer.updatedInput.description).toBe("Print numbers")
+    expect(answer.updatedInput.command).toMatch(/^spillway run .*seq 1 200000/)
+    // the agent runs the rewritten line with bash, the global install on its PATH
+    const ran = await run("bash", ["-c", `${answer.updatedInput.command} 2>&1`], { cwd: claudeProject, env: globalEnv() })
+    expect(ran.status).toBe(0)
+    expect(ran.stdout.length).toBeLessThan(3_000)
+    expect(ran.stdout).toMatch(/\n200000\n/)
+    expect(ran.stdout).toMatch(/spillway read \S+\.log/)
+  })
+
+  it("shows with init --dry-run what it would write, writes nothing, then wires Claude Code to the installed command", async () => {
+    const home = Path.join(dir, "init-home")
+    Fs.mkdirSync(Path.join(home, ".claude"), { recursive: true })
+    const before = filesUnder(home)
+    // spillway is not on this PATH: the agent is wired to Node and the installed bin by their paths
+    const bare = { PATH: Path.dirname(process.execPath) + Path.delimiter + "/usr/bin:/bin", HOME: home }
+    const dry = await run(spillway(), ["init", "--dry-run"], { env: bare })
+    expect(dry.status).toBe(0)
+    expect(dry.stdout).toMatch(/^claude +would create +~\/\.claude\/settings\.json/m)
+    expect(dry.stdout).toContain("dry run: nothing was written")
+    expect(filesUnder(home)).toEqual(before)
+    const wired = await run(spillway(), ["init", "claude"], { env: bare })
+    expect(wired.status, wired.stdout + wired.stderr).toBe(0)
+    const settings = JSON.parse(Fs.readFileSync(Path.join(home, ".claude", "settings.json"), "utf8"))
+    const commands: Array<string> = settings.hooks.PreToolUse.flatMap((h: any) => h.hooks.map((c: any) => c.command))
+    const bin = Fs.realpathSync(Path.join(installed(), "bin", "spillway.cjs"))
+    expect(commands).toContain(`${process.execPath} ${bin} hook claude`)
+  })
+
+  it("runs a program that uses the Promise API and the AI SDK adapter from the installed package", async () => {
     const token = "Zq8vN3xW5tLr2Kp9Hd4s"
     Fs.writeFileSync(
       Path.join(project, "keep.mjs"),
-      `import { Spill } from "@spillway/core"
-import { NodeSpill } from "@spillway/node"
-import { Effect } from "effect"
+      `import { open } from "spillway"
+import { spill, spillwayTools } from "spillway/ai-sdk"
+import { tool } from "ai"
+import { z } from "zod"
 
 const lines = Array.from({ length: 5000 }, (_, i) => i === 2999 ? "deploy with " + process.env.DEPLOY_TOKEN : \`step \${i + 1} of the build\`)
-const program = Effect.gen(function*() {
-  const kept = yield* Spill.keepOutput(lines.join("\\n") + "\\n", 1)
-  const page = yield* Spill.readSpill(kept.filename, { offset: 2999, limit: 3 })
-  const found = yield* Spill.grepSpill("^step 4999 ", kept.filename)
-  return { truncated: kept.truncated, filename: kept.filename, preview: kept.text, page: page.text, found: found.matches }
-})
-process.stdout.write(JSON.stringify(await Effect.runPromise(program.pipe(Effect.provide(NodeSpill.layer())))))
+const sw = await open()
+try {
+  const kept = await sw.keepOutput(lines.join("\\n") + "\\n", { exitCode: 1 })
+  const page = await sw.read(kept.filename, { offset: 2999, limit: 3 })
+  const found = await sw.grep("^step 4999 ", kept.filename)
+  const build = spill(sw, tool({ description: "The build's log", inputSchema: z.object({}), execute: async () => lines.join("\\n") }), { name: "build_log" })
+  const model = await build.toModelOutput({ toolCallId: "call-1", input: {}, output: lines.join("\\n") })
+  process.stdout.write(JSON.stringify({ truncated: kept.truncated, filename: kept.filename, preview: kept.text, page: page.text, found: found.matches, tools: Object.keys(spillwayTools(sw)), model, whole: lines.join("\\n").length }))
+} finally {
+  await sw.close()
+}
 `
     )
-    const out = await succeed(process.execPath, ["keep.mjs"], { cwd: project, env: env({ DEPLOY_TOKEN: token }) })
-    const result = JSON.parse(out)
+    const result = JSON.parse(await succeed(process.execPath, ["keep.mjs"], { cwd: project, env: env({ DEPLOY_TOKEN: token }) }))
     expect(result.truncated).toBe(true)
     expect(result.preview).toContain(`Full output: ${result.filename}]`)
     expect(result.page).toBe(`step 2999 of the build\ndeploy with ${"*".repeat(token.length)}\nstep 3001 of the build\n`)
     expect(result.found).toEqual([{ line: 4999, text: "step 4999 of the build", cut: false }])
+    expect(result.tools).toEqual(expect.arrayContaining(["read_spill", "grep_spill"]))
+    expect(result.model.type).toBe("text")
+    // the model reads a bounded projection, masked, of a result kept whole under the tool's name
+    expect(result.model.value.length).toBeLessThan(result.whole / 2)
+    expect(result.model.value).not.toContain(token)
+    expect(Fs.readdirSync(output).filter((f) => f.startsWith("build_log-"))).toHaveLength(1)
     const saved = Path.join(output, result.filename)
     expect(Fs.statSync(saved).mode & 0o777).toBe(0o600)
     expect(Fs.readFileSync(saved, "utf8")).not.toContain(token)
   })
+
+  it("gives TypeScript the libraries' types from the installed package, the frameworks' from the project", async () => {
+    Fs.writeFileSync(
+      Path.join(project, "check.ts"),
+      `import { open, type Spillway } from "spillway"
+import { spillwayTools } from "spillway/ai-sdk"
+
+const sw: Spillway = await open({ maxChars: 4000 })
+const kept = await sw.keepOutput("a\\nb\\n")
+export const name: string | undefined = kept.filename
+export const tools = spillwayTools(sw)
+// @ts-expect-error keepOutput takes text or bytes
+await sw.keepOutput(42)
+`
+    )
+    Fs.writeFileSync(
+      Path.join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { strict: true, noEmit: true, target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", skipLibCheck: true, types: ["node"], typeRoots: [Path.join(root, "node_modules", "@types")] },
+        files: ["check.ts"]
+      })
+    )
+    const tsc = await run(process.execPath, [Path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", project, "--pretty", "false"], { cwd: project })
+    expect(tsc.stdout + tsc.stderr).toBe("")
+    expect(tsc.status).toBe(0)
+  })
+})
+
+describe("the @spillway packages, for programs written with Effect", () => {
+  it("install in one npm install into a project, whose program runs against them", async () => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-install-effect-"))
+    try {
+      const packs = Path.join(dir, "packs")
+      const project = Path.join(dir, "project")
+      Fs.mkdirSync(project)
+      await succeed("npx", [...pnpm, ...effectPackages.flatMap((p) => ["--filter", `@spillway/${p}`]), "pack", "--pack-destination", packs])
+      const tarballs = Fs.readdirSync(packs).map((f) => Path.join(packs, f))
+      expect(tarballs.length).toBe(effectPackages.length)
+      Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "spillway-effect-user", private: true, type: "module" }))
+      const effect = JSON.parse(Fs.readFileSync(Path.join(root, "packages", "core", "package.json"), "utf8")).dependencies.effect
+      await succeed("npm", ["install", ...npmFlags, ...tarballs, `effect@${effect}`], { cwd: project })
+      provideSqliteAddon(Path.join(project, "node_modules"))
+      Fs.writeFileSync(
+        Path.join(project, "keep.mjs"),
+        `import { Spill } from "@spillway/core"
+import { NodeSpill } from "@spillway/node"
+import { Effect } from "effect"
+
+const lines = Array.from({ length: 5000 }, (_, i) => \`step \${i + 1} of the build\`)
+const program = Effect.gen(function*() {
+  const kept = yield* Spill.keepOutput(lines.join("\\n") + "\\n", 1)
+  const page = yield* Spill.readSpill(kept.filename, { offset: 2999, limit: 2 })
+  return { truncated: kept.truncated, page: page.text }
+})
+process.stdout.write(JSON.stringify(await Effect.runPromise(program.pipe(Effect.provide(NodeSpill.layer())))))
+`
+      )
+      const env = { PATH: [Path.dirname(process.execPath), process.env.PATH ?? "/usr/bin:/bin"].join(Path.delimiter), HOME: dir, SPILLWAY_OUTPUT_DIR: Path.join(dir, "output") }
+      expect(JSON.parse(await succeed(process.execPath, ["keep.mjs"], { cwd: project, env }))).toEqual({ truncated: true, page: "step 2999 of the build\nstep 3000 of the build\n" })
+      expect(await succeed(Path.join(project, "node_modules", ".bin", "spillway"), ["run", "--", "echo", "hi"], { env })).toBe("hi\n")
+    } finally {
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 10 * minute)
 })
