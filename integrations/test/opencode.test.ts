@@ -124,7 +124,7 @@ describe("the opencode plugin, bundled and loaded as opencode loads a plugin fil
   })
 
   it("leaves commands that change the shell's own state as written", async () => {
-    for (const command of ["cd /tmp", "cd project", "export SPILLWAY_TEST=1", "exit 3", "source ./env.sh"]) {
+    for (const command of ["cd /tmp", "cd project", "export SPILLWAY_TEST=1", "set -e", "source ./env.sh"]) {
       const args = await call("bash", { command })
       expect(args.command).toBe(command)
     }

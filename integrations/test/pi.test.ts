@@ -189,7 +189,7 @@ describe("the pi extension, bundled and loaded by pi", { timeout: 120_000 }, () 
   })
 
   it("leaves commands that change the shell's own state as written", async () => {
-    for (const command of ["cd /tmp", "cd project", "export SPILLWAY_TEST=1", "exit 3", "source ./env.sh"]) {
+    for (const command of ["cd /tmp", "cd project", "export SPILLWAY_TEST=1", "set -e", "source ./env.sh"]) {
       const input: Record<string, unknown> = { command }
       await expect(emit("bash", input)).resolves.toBeUndefined()
       expect(input.command).toBe(command)

@@ -31,10 +31,14 @@ export interface RewriteOptions {
 /** Longest command rewritten, in UTF-8 bytes. */
 export const MAX_COMMAND_BYTES = 64 * 1024
 
-/** Commands whose effect is on the shell that runs them. */
+/**
+ * Commands whose effect is on the shell that runs them. `exit` is not one: the
+ * wrapped shell exits with the same status, and what runs after the line in the
+ * agent's own shell sees that status as before.
+ */
 const SHELL_STATE = new Set([
   "cd", "pushd", "popd", "dirs", "export", "source", ".", "alias", "unalias", "set", "shopt", "unset", "declare",
-  "typeset", "local", "readonly", "eval", "exec", "trap", "ulimit", "umask", "hash", "exit", "return", "logout",
+  "typeset", "local", "readonly", "eval", "exec", "trap", "ulimit", "umask", "hash", "return", "logout",
   "let", "shift", "getopts", "mapfile", "readarray", "enable", "bind", "complete", "compopt", "fc", "history",
   "jobs", "fg", "wait", "suspend", "builtin", "setopt", "unsetopt", "autoload", "zmodload", "rehash", "emulate"
 ])
@@ -61,7 +65,7 @@ const REPLS = new Set([
 /** Shell builtins and keywords: they need no file on PATH. */
 const BUILTINS = new Set([
   ":", "[", "test", "echo", "printf", "true", "false", "pwd", "read", "type", "command", "kill", "times", "caller",
-  "help", "ulimit", "umask", "wait", "alias", "getopts", "let", "shift", "trap", ...SHELL_STATE
+  "help", "exit", "ulimit", "umask", "wait", "alias", "getopts", "let", "shift", "trap", ...SHELL_STATE
 ])
 
 const off = (value: string | undefined): boolean => value !== undefined && /^(off|0|false|no)$/i.test(value.trim())

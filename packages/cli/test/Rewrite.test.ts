@@ -65,6 +65,8 @@ describe("rewrite: runs the command unchanged", () => {
     expect(same("echo 'héllo wörld 日本 😀'; echo \"it's\" 'say \"hi\"' $'tab\\there'")).toMatchObject({ status: 0 })
     expect(same("echo before; kill -9 $$")).toEqual({ output: "before\n", status: 137 })
     expect(same("echo out; (exit 201)")).toEqual({ output: "out\n", status: 201 })
+    expect(same("echo out; exit 3; echo never")).toEqual({ output: "out\n", status: 3 })
+    expect(same("make -v >/dev/null 2>&1 || exit 9; echo built")).toMatchObject({ status: 0 })
     expect(same("echo \"$(echo inner)\" `echo tick` | tr a-z A-Z; echo err >&2 || true")).toMatchObject({ status: 0 })
     expect(same("if [ -d / ]; then echo yes; else echo no; fi; case abc in a*) echo matched;; *) echo other;; esac")).toMatchObject({
       output: "yes\nmatched\n"
@@ -115,7 +117,7 @@ describe("rewrite: passes through what it cannot wrap", () => {
         "cd /tmp", "cd x && make", "make; cd ..", "export A=1", "source ./env.sh", ". ./env.sh", "alias ll='ls -l'", "unalias ll",
         "set -e", "shopt -s globstar", "unset A", "pushd /tmp", "popd", "declare -x A=1", "typeset A", "local A", "readonly A=1",
         "eval \"$X\"", "exec bash", "trap 'echo' EXIT", "ulimit -n 100", "umask 022", "hash -r", "f() { echo; }", "function f { :; }",
-        "X=1", "A=1 B=2", "exit 3", "return 0", "{ cd /tmp; }", "if true; then cd /; fi", "echo ${X:=1}", "echo $((n++))",
+        "X=1", "A=1 B=2", "return 0", "{ cd /tmp; }", "if true; then cd /; fi", "echo ${X:=1}", "echo $((n++))",
         "printf -v X '%s' 1", "((n=1))"
       ]
     ) passes(line)
