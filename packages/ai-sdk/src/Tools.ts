@@ -3,7 +3,7 @@
  * SDK tools over a read-only grant, with the descriptions and parameters the
  * MCP server gives them. A tool's result is the handler's (`text` and the
  * facts); the model reads `text`, fitted to the budget with the marker and
- * the call that continues. A refusal (a name that is not kept, another
+ * the call that continues; Mastra's agents take them as they are. A refusal (a name that is not kept, another
  * owner's output, a bad pattern) is a tool error the model reads in words.
  *
  * @since 0.1.0
@@ -14,13 +14,23 @@ import * as Spillway from "@spillway/node/Spillway"
 /** The read tools, by name. */
 export type ReadTools = { readonly [N in Spillway.ReadToolName]: Tool<Spillway.ToolParams<N>, Spillway.ToolResult<N>> }
 
+/**
+ * The tool's result from what `toModelOutput` is given: the AI SDK passes
+ * `{ toolCallId, input, output }`, Mastra's agents (which take these tools as
+ * they are) the result alone.
+ */
+const resultOf = (given: unknown): { readonly text: string } => {
+  const wrapped = typeof given === "object" && given !== null && "toolCallId" in given && "output" in given
+  return (wrapped ? (given as { readonly output: unknown }).output : given) as { readonly text: string }
+}
+
 /** One read tool: its definition, run through the grant, the model reading `text`. */
 const readTool = <N extends Spillway.ReadToolName>(read: Spillway.ReadOnly, definition: Spillway.ToolDefinition & { readonly name: N }) =>
   tool<Spillway.ToolParams<N>, Spillway.ToolResult<N>>({
     description: definition.description,
     inputSchema: jsonSchema<Spillway.ToolParams<N>>(definition.parameters as Parameters<typeof jsonSchema>[0]),
     execute: (input: Spillway.ToolParams<N>) => read.readTool(definition.name, input),
-    toModelOutput: ({ output }: { readonly output: { readonly text: string } }) => ({ type: "text", value: output.text })
+    toModelOutput: (given: unknown) => ({ type: "text", value: resultOf(given).text })
   } as never) as unknown as Tool<Spillway.ToolParams<N>, Spillway.ToolResult<N>>
 
 /** The read tools over a read-only grant (`sw.readOnly()`, or an open Spillway, of which they use the read methods alone). */
