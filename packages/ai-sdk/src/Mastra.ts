@@ -3,8 +3,8 @@
  * `toModelOutput` as the AI SDK's tools do, called with the result alone; the
  * configuration given to `createTool` is wrapped, so the agent's steps keep
  * the raw result while the model reads Spillway's bounded, masked projection
- * with the marker naming the saved copy, which `spillwayTools` read back
- * (Mastra's agents take AI SDK tools as they are).
+ * with the marker naming the saved copy, which the read tools read back
+ * (`spillwayMastraTools`).
  *
  * @since 0.1.0
  */
@@ -12,6 +12,7 @@ import type * as Spillway from "@spillway/node/Spillway"
 import { createHash } from "node:crypto"
 import { deliver, memo, textOf } from "./internal/shrink.js"
 import type { Policy } from "./Spill.js"
+import { spillwayTools } from "./Tools.js"
 
 /** What a Mastra tool configuration needs for `spillMastra`: its id, and its own `toModelOutput` if it has one. */
 export interface MastraToolConfig {
@@ -50,3 +51,11 @@ export const spillMastra = <C extends MastraToolConfig>(sw: Pick<Spillway.Spillw
   }
   return { ...config, toModelOutput }
 }
+
+/**
+ * The read tools (`spillwayTools`) for a Mastra agent's `tools`. They are the
+ * same AI SDK tools, typed loosely: Mastra's tool types and the AI SDK's
+ * disagree under `exactOptionalPropertyTypes`, though Mastra runs them as they are.
+ */
+export const spillwayMastraTools = (sw: Spillway.ReadOnly | Spillway.Spillway): { readonly [N in Spillway.ReadToolName]: any } =>
+  spillwayTools(sw)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Agent } from "@mastra/core/agent"
 import { createTool } from "@mastra/core/tools"
-import { spillMastra, spillwayTools } from "@spillway/ai-sdk"
+import { spillMastra, spillwayMastraTools } from "@spillway/ai-sdk"
 import { Spillway } from "@spillway/node"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -48,7 +48,7 @@ describe("spillMastra (Mastra's createTool and Agent)", () => {
       name: "tester",
       instructions: "Run the tests and say what failed.",
       model,
-      tools: { run_tests: runTests, ...spillwayTools(sw.readOnly()) }
+      tools: { run_tests: runTests, ...spillwayMastraTools(sw.readOnly()) }
     })
     const result = await agent.generate("Run the tests.", { maxSteps: 5 })
     expect(result.text).toBe("The migration timed out.")
