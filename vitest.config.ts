@@ -5,6 +5,9 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   resolve: {
     alias: [
+      // the one package's names, as the examples import them
+      { find: /^spillway$/, replacement: fileURLToPath(new URL("./packages/node/src/Spillway.ts", import.meta.url)) },
+      { find: /^spillway\/(ai-sdk|langchain)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
       { find: /^@spillway\/(core|node|tools|agents|remote|web|ai-sdk|langchain)$/, replacement: fileURLToPath(new URL("./packages/$1/src/index.ts", import.meta.url)) },
       { find: /^@spillway\/(core|node|tools|agents|remote|web|ai-sdk|langchain)\/(.*)$/, replacement: fileURLToPath(new URL("./packages/$1/src/$2.ts", import.meta.url)) }
     ]

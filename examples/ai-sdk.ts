@@ -4,8 +4,8 @@
  * the middleware shrinks `read_file`'s results too, and the read tools page
  * what was cut.
  */
-import { spill, spillwayMiddleware, spillwayTools } from "@spillway/ai-sdk"
-import { Spillway } from "@spillway/node"
+import { spill, spillwayMiddleware, spillwayTools } from "spillway/ai-sdk"
+import * as Spillway from "spillway"
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai"
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"

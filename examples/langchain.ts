@@ -3,8 +3,8 @@
  * each long result and hands the model a bounded, masked projection naming
  * the saved copy, and the read tools page it.
  */
-import { spillwayMiddleware, spillwayTools } from "@spillway/langchain"
-import { Spillway } from "@spillway/node"
+import { spillwayMiddleware, spillwayTools } from "spillway/langchain"
+import * as Spillway from "spillway"
 import { createAgent, HumanMessage, tool } from "langchain"
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"

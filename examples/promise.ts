@@ -2,7 +2,7 @@
  * Spillway from a program without Effect: keep a long output, page and
  * search it, run a command, watch a job, and close.
  */
-import { Spillway } from "@spillway/node"
+import * as Spillway from "spillway"
 
 export const tour = async (dir: string) => {
   await using sw = await Spillway.open({ dir, owner: { owner: "dev", channel: "build" } })

@@ -77,11 +77,11 @@ describe("the README's MCP client configurations", { timeout: 60_000 }, () => {
     return client
   }
 
-  it("names only variables the server reads, each in the README's table and in the sources that read it", () => {
-    const text = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+  it("names only variables the server reads, each in the MCP page's table and in the sources that read it", () => {
+    const text = Fs.readFileSync(Path.join(root, "docs", "mcp.md"), "utf8")
     const code = sources()
     for (const name of serverVariables) {
-      expect(text, `the README's table of variables names ${name}`).toContain(`| \`${name}\` |`)
+      expect(text, `docs/mcp.md's table of variables names ${name}`).toContain(`| \`${name}\` |`)
       expect(code, `a package's sources read ${name}`).toContain(name)
     }
     for (const [what, entry] of entries) {

@@ -1,7 +1,7 @@
 /**
- * The README's fenced code blocks, for the tests that hold the README to
- * what it shows: its TypeScript snippets compile, and its MCP client
- * configurations start a server that answers.
+ * The fenced code blocks of the README and the docs, for the tests that
+ * hold them to what they show: their TypeScript snippets compile, and the
+ * README's MCP client configurations start a server that answers.
  */
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -24,20 +24,21 @@ export interface Block {
   readonly marker?: string
 }
 
-/** Every fenced block of a Markdown text, in order. */
+/** Every fenced block of a Markdown text, in order; a fence indented under a list item counts, its indent taken off the block's lines. */
 export const fencedBlocks = (markdown: string): Array<Block> => {
   const lines = markdown.split("\n")
   const blocks: Array<Block> = []
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i]!)
+    const open = /^( *)```(\S*)\s*$/.exec(lines[i]!)
     if (open === null) continue
+    const indent = open[1]!
     let end = i + 1
-    while (end < lines.length && !/^```\s*$/.test(lines[end]!)) end++
-    const before = i > 0 ? /^<!--\s*snippet:\s*(.*?)\s*-->\s*$/.exec(lines[i - 1]!) : null
+    while (end < lines.length && !new RegExp(`^${indent}\`\`\`\\s*$`).test(lines[end]!)) end++
+    const before = i > 0 ? /^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$/.exec(lines[i - 1]!) : null
     blocks.push({
-      lang: open[1]!,
+      lang: open[2]!,
       line: i + 2,
-      text: lines.slice(i + 1, end).join("\n"),
+      text: lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join("\n"),
       ...(before !== null ? { marker: before[1]! } : {})
     })
     i = end
@@ -84,25 +85,60 @@ export const placeholders = ["hugeBuildLog", "rawOutput", "fetchedPage"] as cons
 export const isCompiledSnippet = (b: Block): boolean =>
   (b.lang === "ts" || b.lang === "typescript") && !(b.marker ?? "").startsWith("not compiled")
 
+/** A Markdown file whose snippets are checked: the name problems are reported under, and its text. */
+export interface Page {
+  readonly name: string
+  readonly markdown: string
+}
+
 /**
- * Type-checks a Markdown text's TypeScript snippets against the workspace's
- * packages, each as a module of its own, in a directory under `examples/`
- * (whose dependencies are the packages). Returns tsc's complaints, each
- * starting with the Markdown file's name and line (`README.md:312:7: error
- * TS2339: ...`); none when every snippet compiles.
+ * Where the one package's names resolve when snippets are compiled: the
+ * declarations the build wrote for `spillway` (the Promise API),
+ * `spillway/ai-sdk` and `spillway/langchain`, as an install of the one
+ * package gives them.
  */
-export const checkSnippets = (markdown: string, name: string, directory: string): Array<string> => {
+const onePackage = (directory: string): Record<string, Array<string>> => {
+  const at = (file: string) => [`./${Path.relative(directory, Path.join(root, "packages", file)).split(Path.sep).join("/")}`]
+  return {
+    "spillway": at("node/dist/Spillway.d.ts"),
+    "spillway/ai-sdk": at("ai-sdk/dist/index.d.ts"),
+    "spillway/langchain": at("langchain/dist/index.d.ts")
+  }
+}
+
+/**
+ * Type-checks the TypeScript snippets of Markdown files against the
+ * workspace's packages in one run of tsc, each snippet as a module of its
+ * own, in a directory under `examples/` (whose dependencies are the
+ * packages). Returns tsc's complaints, each starting with the Markdown
+ * file's name and line (`docs/jobs.md:312:7: error TS2339: ...`); none when
+ * every snippet compiles.
+ */
+export const checkPages = (pages: ReadonlyArray<Page>, directory: string): Array<string> => {
   Fs.rmSync(directory, { recursive: true, force: true })
   Fs.mkdirSync(directory, { recursive: true })
-  const snippets = fencedBlocks(markdown).filter(isCompiledSnippet)
-  for (const snippet of snippets) Fs.writeFileSync(Path.join(directory, `snippet-${snippet.line}.ts`), `${snippet.text}\n`)
+  pages.forEach((page, k) => {
+    for (const snippet of fencedBlocks(page.markdown).filter(isCompiledSnippet)) {
+      Fs.writeFileSync(Path.join(directory, `snippet-${k}-${snippet.line}.ts`), `${snippet.text}\n`)
+    }
+  })
   Fs.writeFileSync(Path.join(directory, "placeholders.d.ts"), placeholders.map((p) => `declare const ${p}: string\n`).join(""))
   Fs.writeFileSync(
     Path.join(directory, "tsconfig.json"),
     JSON.stringify({
       extends: Path.relative(directory, Path.join(root, "tsconfig.base.json")),
       // snippets show a call and leave its result unused; nothing is emitted
-      compilerOptions: { noEmit: true, composite: false, incremental: false, declaration: false, declarationMap: false, sourceMap: false, noUnusedLocals: false, noUnusedParameters: false },
+      compilerOptions: {
+        noEmit: true,
+        composite: false,
+        incremental: false,
+        declaration: false,
+        declarationMap: false,
+        sourceMap: false,
+        noUnusedLocals: false,
+        noUnusedParameters: false,
+        paths: onePackage(directory)
+      },
       include: ["*.ts"]
     })
   )
@@ -112,11 +148,15 @@ export const checkSnippets = (markdown: string, name: string, directory: string)
   const problems: Array<string> = []
   for (const line of `${r.stdout}${r.stderr}`.split("\n")) {
     if (line.trim() === "") continue
-    const at = /^(?:.*[/\\])?snippet-(\d+)\.ts\((\d+),(\d+)\): (.*)$/.exec(line)
-    if (at !== null) problems.push(`${name}:${Number(at[1]) + Number(at[2]) - 1}:${at[3]}: ${at[4]}`)
+    const at = /^(?:.*[/\\])?snippet-(\d+)-(\d+)\.ts\((\d+),(\d+)\): (.*)$/.exec(line)
+    if (at !== null) problems.push(`${pages[Number(at[1])]!.name}:${Number(at[2]) + Number(at[3]) - 1}:${at[4]}: ${at[5]}`)
     else if (/^\s/.test(line) && problems.length > 0) problems[problems.length - 1] += `\n${line}`
     else problems.push(line)
   }
   if (r.status !== 0 && problems.length === 0) problems.push(`tsc exited ${r.status} without saying why`)
   return problems
 }
+
+/** `checkPages` for one Markdown text (`README.md:312:7: error TS2339: ...`). */
+export const checkSnippets = (markdown: string, name: string, directory: string): Array<string> =>
+  checkPages([{ name, markdown }], directory)
