@@ -225,10 +225,11 @@ export const layerExecutor: Layer.Layer<ChildRunner, never, CommandExecutor.Comm
         yield* Effect.addFinalizer(() => Effect.flatMap(process.isRunning, (running) => (running ? stop : Effect.void)).pipe(Effect.ignore))
         const lock = yield* Effect.makeSemaphore(1)
         const take = (chunk: Uint8Array) => lock.withPermits(1)(onOutput(chunk))
+        // forked into the child's scope, not the caller's fiber: the drain lives as long as the child, whichever run started it
         const drain = yield* Effect.all([Stream.runForEach(process.stdout, take), Stream.runForEach(process.stderr, take)], {
           concurrency: 2,
           discard: true
-        }).pipe(Effect.ignore, Effect.fork)
+        }).pipe(Effect.ignore, Effect.forkIn(scope))
         yield* Effect.gen(function*() {
           const code = yield* Effect.either(process.exitCode)
           yield* Fiber.join(drain).pipe(Effect.timeout(drainGrace), Effect.catchAll(() => Fiber.interrupt(drain)))
@@ -238,7 +239,7 @@ export const layerExecutor: Layer.Layer<ChildRunner, never, CommandExecutor.Comm
             ended,
             Either.isRight(code) ? exitStatus(code.right as number, null) : exitStatus(null, signalOf(code.left) ?? "unknown")
           )
-        }).pipe(Effect.forkScoped)
+        }).pipe(Effect.forkIn(scope))
         const exit = Deferred.await(ended)
         return {
           pid: process.pid as number,

@@ -34,7 +34,7 @@ export const TOOL = "get_tool_output"
 export interface Options {
   /** Most bytes kept of one result; the rest is left out with a note. 4 MiB by default. */
   readonly maxResultBytes?: number
-  /** The delivery budget for one whole serialized result, in characters. 12,000 by default. */
+  /** The delivery budget for one whole serialized result, in characters. 12,000 by default, at least `MIN_BUDGET_CHARS` (2,000). */
   readonly budgetChars?: number
   /** Code points between checkpoints. 65,536 by default. */
   readonly checkpointEvery?: number
@@ -48,6 +48,25 @@ const defaults = {
   checkpointEvery: 65_536,
   grepDeadlineMs: 10_000
 }
+
+/**
+ * The smallest delivery budget the profile accepts, in characters: a first
+ * result's facts, cursor, instructions and failure lines, or a page's facts
+ * and marker with its cursor, take most of 1,300 characters before any
+ * content, and the rest leaves room for the tool's name and status.
+ */
+export const MIN_BUDGET_CHARS = 2_000
+
+/** The budget, when the profile can deliver a page within it; a typed refusal naming the minimum otherwise. */
+export const checkBudget = (budgetChars: number): Effect.Effect<number, InvalidRequest> =>
+  Number.isSafeInteger(budgetChars) && budgetChars >= MIN_BUDGET_CHARS
+    ? Effect.succeed(budgetChars)
+    : Effect.fail(
+      new InvalidRequest({
+        argument: "budgetChars",
+        reason: `must be a whole number of at least ${MIN_BUDGET_CHARS} characters, which a result's facts, marker and cursor need beside any content; got ${String(budgetChars).slice(0, 40)}`
+      })
+    )
 
 /** Most matching lines one search of kept output may ask for. */
 export const MAX_GREP_RESULTS = 10_000
@@ -445,10 +464,14 @@ const grepFile = (
     return Read.grepResult(file.filename, pattern, scan, index)
   })
 
-/** Builds the evidence profile over the body store and a cursor key. */
+/**
+ * Builds the evidence profile over the body store and a cursor key; a
+ * budget below `MIN_BUDGET_CHARS` is refused here, before anything is kept.
+ */
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
     const o = { ...defaults, ...options }
+    yield* checkBudget(o.budgetChars)
     const bodies = yield* Bodies
     const { key } = yield* Cursor.CursorKey
     const codec = Cursor.codec(key, TOOL, "code_point")
@@ -570,8 +593,8 @@ export const make = (options: Options = {}) =>
     })
   })
 
-/** The evidence profile as a layer. */
-export const layer = (options: Options = {}): Layer.Layer<Evidence, never, Bodies | Cursor.CursorKey> =>
+/** The evidence profile as a layer; building it fails with `InvalidRequest` for a budget below `MIN_BUDGET_CHARS`. */
+export const layer = (options: Options = {}): Layer.Layer<Evidence, InvalidRequest, Bodies | Cursor.CursorKey> =>
   Layer.effect(Evidence, make(options))
 
 /** Keeps a tool's output and returns the first result for the model. */

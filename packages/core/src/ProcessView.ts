@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Either, Schema } from "effect"
+import { Context, Either, Schema } from "effect"
 import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
 import * as Preview from "./Preview.js"
@@ -245,9 +245,67 @@ export const Matches = Schema.TaggedStruct("Matches", {
 /** A page of the lines of a job's kept output that match a pattern. */
 export type Matches = typeof Matches.Type
 
-/** The call that searches a job's output on from a cursor, with the same pattern. */
-const searchCall = (pid: number, pattern: string, cursor: string) =>
-  Delivery.call("manage_process", [["action", "grep"], ["pid", pid], ["pattern", Delivery.patternArgument(pattern)], ["cursor", cursor]])
+/** Where reading a job's output goes on: from a cursor (a byte position), or from a line, so many lines at a time. */
+export type ReadFrom = { readonly cursor: string } | { readonly line: number; readonly lines: number }
+
+/**
+ * How a job's views say to read on, in the words of whoever reads them: a
+ * model calling a tool, or a program calling a method. The status view's
+ * `next`, the markers of pages and lines, and the last line of a search's
+ * matches give the exact call made with it.
+ */
+export interface Hints {
+  /** The call that polls job `pid` from a cursor, or by line. */
+  readonly poll: (pid: number, from: ReadFrom) => string
+  /** The call that searches job `pid` on from `cursor` with the same pattern. */
+  readonly search: (pid: number, pattern: string, cursor: string) => string
+}
+
+/** The tool's words, `manage_process action=poll pid=… cursor=…`: what a model calling the MCP server or the toolkit reads. */
+export const toolHints: Hints = {
+  poll: (pid, from) =>
+    Delivery.call("manage_process", [
+      ["action", "poll"],
+      ["pid", pid],
+      ...("cursor" in from ? [["cursor", from.cursor] as const] : [["line", from.line] as const, ["lines", from.lines] as const])
+    ]),
+  search: (pid, pattern, cursor) =>
+    Delivery.call("manage_process", [["action", "grep"], ["pid", pid], ["pattern", Delivery.patternArgument(pattern)], ["cursor", cursor]])
+}
+
+/** An object literal of a call's options, as a program writes it: `{ pid: 7, cursor: "…" }`. */
+const optionsText = (fields: ReadonlyArray<readonly [string, string | number]>) =>
+  `{ ${fields.map(([k, v]) => `${k}: ${typeof v === "number" ? v : k === "pattern" ? Delivery.patternArgument(v) : JSON.stringify(v)}`).join(", ")} }`
+
+const fromFields = (from: ReadFrom): ReadonlyArray<readonly [string, string | number]> =>
+  "cursor" in from ? [["cursor", from.cursor]] : [["line", from.line], ["lines", from.lines]]
+
+/**
+ * Hints that name a program's methods: called as `poll(caller, { pid, … })`
+ * when the pid is a field of the options (`pid: "field"`), or as
+ * `poll(pid, { … })` when it is the first argument (`pid: "argument"`).
+ */
+export const methodHints = (names: { readonly poll: string; readonly search: string }, pid: "field" | "argument"): Hints => {
+  const callText = (name: string, id: number, fields: ReadonlyArray<readonly [string, string | number]>) =>
+    pid === "field" ? `${name}(caller, ${optionsText([["pid", id], ...fields])})` : `${name}(${id}, ${optionsText(fields)})`
+  return {
+    poll: (id, from) => callText(names.poll, id, fromFields(from)),
+    search: (id, pattern, cursor) => callText(names.search, id, [["pattern", pattern], ["cursor", cursor]])
+  }
+}
+
+/** The Effect library's words, `Process.poll(caller, { pid: …, cursor: "…" })`: what a program using the `Process` services reads. */
+export const libraryHints: Hints = methodHints({ poll: "Process.poll", search: "Process.search" }, "field")
+
+/**
+ * The words a job's views are made with in the current call: the tool's by
+ * default (the MCP server, the toolkit, remote hosts); a face for programs
+ * provides its own (`NodeProcess.layer` the library's, the Promise face its
+ * methods').
+ */
+export class CurrentHints extends Context.Reference<CurrentHints>()("@spillway/core/ProcessView/CurrentHints", {
+  defaultValue: (): Hints => toolHints
+}) {}
 
 const lineSpans = (ranges: ReadonlyArray<LineRange>) =>
   ranges.map((r) => (r.from_line === r.to_line ? `line ${r.from_line}` : `lines ${r.from_line}-${r.to_line}`)).join(" and ")
@@ -257,7 +315,7 @@ const lineSpans = (ranges: ReadonlyArray<LineRange>) =>
  * which lines were searched, what was not (the dropped middle, what the
  * deadline left), and how to go on.
  */
-export const matchesText = (m: Omit<Matches, "text" | "_tag">): string => {
+export const matchesText = (m: Omit<Matches, "text" | "_tag">, hints: Hints = toolHints): string => {
   const rows = m.matches.map((x) => `${x.line}: ${x.text}${x.cut ? " [line cut]" : ""}`)
   const found = m.matches.length === 0 ? `no line matches ${JSON.stringify(m.pattern)}` : `${m.matches.length} matching ${m.matches.length === 1 ? "line" : "lines"}`
   const searched = m.searched.length === 0 ? "no line was searched" : `searched ${lineSpans(m.searched)} of ${m.total_lines}`
@@ -265,7 +323,7 @@ export const matchesText = (m: Omit<Matches, "text" | "_tag">): string => {
     ? `; ${lineSpans([m.dropped])} (bytes ${m.dropped.from_byte}-${m.dropped.to_byte}) were not kept, so not searched`
     : ""
   const stopped = m.stopped_at_line !== undefined ? `; the search stopped at its deadline at line ${m.stopped_at_line}: narrow the pattern` : ""
-  const again = m.next_cursor !== undefined ? searchCall(m.pid, m.pattern, m.next_cursor) : "manage_process action=grep with next_cursor"
+  const again = m.next_cursor !== undefined ? hints.search(m.pid, m.pattern, m.next_cursor) : "a search from next_cursor"
   const next = m.next_line === undefined
     ? ""
     : m.more
@@ -332,44 +390,37 @@ export type MatchesFacts = typeof MatchesFacts.Type
 /** What a program reads of any view of a job. */
 export type Facts = StatusFacts | PageFacts | LinesFacts | MatchesFacts
 
-/** The tool a job's views are read with. */
-const TOOL = "manage_process"
-
-/** The call that polls a job with some arguments. */
-const pollCall = (pid: number, args: ReadonlyArray<Delivery.Argument>) =>
-  Delivery.call(TOOL, [["action", "poll"], ["pid", pid], ...args])
-
 const midLine = (content: string) =>
   Delivery.endsMidLine(content) ? "; the page ends inside a line, which the next page goes on with" : ""
 
 /** The marker after a page that is not the whole output: what it shows, and the call that reads on. */
-const pageMarker = (p: Page): string | undefined => {
+const pageMarker = (p: Page, hints: Hints): string | undefined => {
   if (p.offset === 0 && !p.truncated && p.next_cursor === undefined && p.note === undefined) return undefined
   const shown = `Showing bytes ${p.offset}-${p.offset + p.shown_bytes} of ${p.emitted_bytes}`
   const note = p.note !== undefined ? `; ${p.note}` : ""
   if (p.next_cursor === undefined) return `[${shown}${note}: the end of the kept output]`
-  return `[${shown}${note}${p.truncated ? midLine(p.content) : ""}. Next: ${pollCall(p.pid, [["cursor", p.next_cursor]])}]`
+  return `[${shown}${note}${p.truncated ? midLine(p.content) : ""}. Next: ${hints.poll(p.pid, { cursor: p.next_cursor })}]`
 }
 
 /** The marker after lines that are not the whole output. */
-const linesMarker = (l: Lines): string | undefined => {
+const linesMarker = (l: Lines, hints: Hints): string | undefined => {
   const last = l.first_line + l.lines - 1
   if (l.first_line === 1 && l.next_line === undefined && l.cut !== true && l.note === undefined && last >= l.total_lines) return undefined
   const shown = l.lines === 0 ? `Showing 0 lines of ${l.total_lines}` : `Showing lines ${l.first_line}-${last} of ${l.total_lines}`
   const cut = l.cut === true
-    ? `; line ${l.first_line} is shown in part${l.cursor !== undefined ? `, the rest of it: ${pollCall(l.pid, [["cursor", l.cursor]])}` : ""}`
+    ? `; line ${l.first_line} is shown in part${l.cursor !== undefined ? `, the rest of it: ${hints.poll(l.pid, { cursor: l.cursor })}` : ""}`
     : ""
   const note = l.note !== undefined ? `; ${l.note}` : ""
   if (l.next_line === undefined) return `[${shown}${cut}${note}: the end of the output kept${l.status === "running" ? " so far" : ""}]`
-  return `[${shown}${cut}${note}. Next: ${pollCall(l.pid, [["line", l.next_line], ["lines", Math.max(1, l.lines)]])}]`
+  return `[${shown}${cut}${note}. Next: ${hints.poll(l.pid, { line: l.next_line, lines: Math.max(1, l.lines) })}]`
 }
 
 /**
  * A view as delivered: the newest lines and the record, a page or lines
- * with their marker as the text a model reads; the record or the page's
- * fields as facts.
+ * with their marker (its call in the words of `hints`, the tool's by
+ * default) as the text a model reads; the record or the page's fields as facts.
  */
-export const delivered = (view: StatusView | Page | Lines | Matches): Delivery.Delivered<Facts> => {
+export const delivered = (view: StatusView | Page | Lines | Matches, hints: Hints = toolHints): Delivery.Delivered<Facts> => {
   switch (view._tag) {
     case "Matches": {
       const { _tag, text, next_cursor, matches, ...fields } = view
@@ -388,19 +439,19 @@ export const delivered = (view: StatusView | Page | Lines | Matches): Delivery.D
     case "Page": {
       const { _tag, content, next_cursor, ...fields } = view
       return {
-        text: Delivery.withMarker(content, pageMarker(view)),
+        text: Delivery.withMarker(content, pageMarker(view, hints)),
         facts: { view: "page", ...fields, ...(next_cursor !== undefined ? { cursor: next_cursor } : {}), content_chars: Delivery.contentChars(content) }
       }
     }
     case "Lines": {
       const { _tag, content, ...fields } = view
-      return { text: Delivery.withMarker(content, linesMarker(view)), facts: { view: "lines", ...fields, content_chars: Delivery.contentChars(content) } }
+      return { text: Delivery.withMarker(content, linesMarker(view, hints)), facts: { view: "lines", ...fields, content_chars: Delivery.contentChars(content) } }
     }
   }
 }
 
 /** What the budget counts of a view: the view as delivered. */
-export const measured = (view: StatusView | Page | Lines | Matches): string => Delivery.serialize(delivered(view))
+export const measured = (view: StatusView | Page | Lines | Matches, hints: Hints = toolHints): string => Delivery.serialize(delivered(view, hints))
 
 /** The label before the record. */
 export const RECORD_LABEL = "[output retention]"
@@ -609,6 +660,8 @@ export interface PageInput {
    * window's start, after the head), with why.
    */
   readonly segment?: { readonly end: number; readonly then?: { readonly offset: number; readonly note: string } | undefined } | undefined
+  /** The words of the marker the page is delivered with, which the budget counts; the tool's by default. */
+  readonly hints?: Hints | undefined
 }
 
 /**
@@ -653,5 +706,5 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
   const max = Math.min(input.limit, bytes.length)
   let min = max === 0 ? 0 : 1
   while (min < max && !Utf8.isByteBoundary(bytes, min)) min++
-  return Either.map(Envelope.fitCount(min, max, build, input.budget, measured), (f) => f.value)
+  return Either.map(Envelope.fitCount(min, max, build, input.budget, (p) => measured(p, input.hints)), (f) => f.value)
 }

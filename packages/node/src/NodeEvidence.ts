@@ -46,7 +46,7 @@ export const budgetConfig: Config.Config<number> = Config.integer("tool_output_m
   Config.nested("tools"),
   Config.orElse(() => Config.integer("TOOLS_TOOL_OUTPUT_MAX_CHARS")),
   Config.withDefault(12_000),
-  Config.validate({ message: "must be at least 2,000 characters", validation: (n) => n >= 2_000 })
+  Config.validate({ message: `must be at least ${Evidence.MIN_BUDGET_CHARS.toLocaleString("en-US")} characters`, validation: (n) => n >= Evidence.MIN_BUDGET_CHARS })
 )
 
 /** The profile over the bodies in context, the budget from configuration unless given. */

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Access, BodyFiles, Body, Cursor, Manifests, Process, Retention } from "@spillway/core"
+import { Access, BodyFiles, Body, Cursor, Manifests, Process, ProcessView, Retention } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -36,10 +36,16 @@ const temporaryBodies = (pools: NodeBodies.Options["pools"]) =>
     Layer.provide(Manifests.layerMemory)
   )
 
-/** The three capabilities, with the host's own authorizer and masker left to provide. */
+/**
+ * The three capabilities, with the host's own authorizer and masker left to
+ * provide. The views they give a program say how to read on in the
+ * library's words (`Process.poll(caller, { pid, cursor })`,
+ * `ProcessView.libraryHints`); a host that hands them to a model provides
+ * `ProcessView.CurrentHints` with the words the model calls in.
+ */
 export const layerWithout = (options: Options = {}) => {
   const durable = options.directory !== undefined
-  return Process.layer({ ...options, spool: durable ? "durable" : "temporary" }).pipe(
+  return Layer.merge(Process.layer({ ...options, spool: durable ? "durable" : "temporary" }), Layer.succeed(ProcessView.CurrentHints, ProcessView.libraryHints)).pipe(
     Layer.provide(NodeChild.layerForJobs()),
     Layer.provide(durable ? layerKeyFile(keyFileOf(options)) : Cursor.layerRandomKey),
     Layer.provideMerge(durable ? NodeBodies.layerWithout(options) : temporaryBodies(options.pools)),

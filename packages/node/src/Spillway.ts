@@ -23,7 +23,7 @@ import {
   type Evidence,
   Evidence as EvidenceModule,
   Process,
-  type ProcessView,
+  ProcessView,
   type Projection,
   Spill,
   ToolOutput,
@@ -219,6 +219,17 @@ export interface Spillway extends AsyncDisposable {
   readonly close: () => Promise<void>
 }
 
+/**
+ * How a job's views tell a program using this face to read on: by this
+ * face's own methods, `poll(pid, { cursor: "…" })` and
+ * `search(pid, { pattern: "…", cursor: "…" })`. What `tool` returns speaks
+ * the tool's words instead, as a model calls it.
+ */
+export const jobHints: ProcessView.Hints = ProcessView.methodHints({ poll: "poll", search: "search" }, "argument")
+
+/** Runs a job's view with this face's words for reading on. */
+const inFaceWords = <A, E, R>(view: Effect.Effect<A, E, R>) => Effect.provideService(view, ProcessView.CurrentHints, jobHints)
+
 /** A bare saved-file name for a capture: the tool's name (letters, digits, `.`, `_`, `-`) and a random id. */
 const capturePath = (tool: string): string => {
   const safe = tool.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "").slice(0, 48)
@@ -356,9 +367,9 @@ export const open = async (options: OpenOptions = {}): Promise<Spillway> => {
     start: (command, o = {}) =>
       run(Effect.flatMap(specOf(command), (spec) =>
         Process.start(caller, { ...spec, cwd: o.cwd, env: o.env, stdin: o.stdin === true ? "pipe" : "closed", keep: o.keepWhole === true ? "whole" : "head-and-tail" }))),
-    poll: (pid, request = {}) => run(Process.poll(caller, { ...request, pid })),
-    wait: (pid, o) => run(Process.wait(caller, { pid, timeoutMillis: o.timeoutMs, pattern: o.pattern, ignoreCase: o.ignoreCase })),
-    search: (pid, request) => run(Process.search(caller, { ...request, pid })),
+    poll: (pid, request = {}) => run(inFaceWords(Process.poll(caller, { ...request, pid }))),
+    wait: (pid, o) => run(inFaceWords(Process.wait(caller, { pid, timeoutMillis: o.timeoutMs, pattern: o.pattern, ignoreCase: o.ignoreCase }))),
+    search: (pid, request) => run(inFaceWords(Process.search(caller, { ...request, pid }))),
     jobs: () => run(Process.list(caller)),
     writeStdin: (pid, data) => run(Effect.flatMap(Process.ProcessControl, (c) => c.writeStdin(caller, pid, data))),
     closeStdin: (pid) => run(Effect.flatMap(Process.ProcessControl, (c) => c.closeStdin(caller, pid))),

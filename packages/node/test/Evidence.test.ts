@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Access, Body, Cursor, Evidence, Manifests, Retention, Secrets, Spill, SpillPolicy } from "@spillway/core"
-import { NodeBodyFiles, NodeEvidence, NodePattern } from "@spillway/node"
-import { ConfigProvider, Effect, Exit, FastCheck as fc, Layer, TestClock } from "effect"
+import { Access, Body, Cursor, Delivery, Evidence, Manifests, Retention, Secrets, Spill, SpillPolicy } from "@spillway/core"
+import { NodeBodyFiles, NodeEvidence, NodePattern, Spillway } from "@spillway/node"
+import { Cause, ConfigProvider, Effect, Exit, FastCheck as fc, Layer, Option, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { tempDirs } from "./tempDirs.js"
@@ -95,13 +95,13 @@ describe("Evidence", () => {
 
   it.effect.prop("pages give the body back for any text and budget, each page within its budget", [
     fc.oneof(
-      fc.string({ unit: "grapheme", minLength: 1, maxLength: 3000 }),
-      fc.string({ unit: "binary", minLength: 1, maxLength: 3000 }),
-      fc.array(fc.constantFrom("a", "é", "😀", "\"", "\\", "\n", "\u0001"), { minLength: 1, maxLength: 3000 }).map((a) => a.join("")),
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 6000 }),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 6000 }),
+      fc.array(fc.constantFrom("a", "é", "😀", "\"", "\\", "\n", "\u0001"), { minLength: 1, maxLength: 6000 }).map((a) => a.join("")),
       // raw bytes, malformed UTF-8 included
-      fc.uint8Array({ minLength: 1, maxLength: 3000 })
+      fc.uint8Array({ minLength: 1, maxLength: 6000 })
     ),
-    fc.integer({ min: 600, max: 3000 })
+    fc.integer({ min: Evidence.MIN_BUDGET_CHARS, max: 4000 })
   ], ([text, budgetChars]) =>
     Effect.gen(function*() {
       const body = typeof text === "string" ? Buffer.from(text) : text
@@ -223,6 +223,49 @@ describe("Evidence", () => {
     expect(Fs.statSync(Path.join(directory, ".cursor.key")).mode & 0o777).toBe(0o600)
     // readSpill reaches the same body by its file name
     expect(Fs.existsSync(Path.join(directory, first.evidence))).toBe(true)
+  })
+
+  it("refuses a budget too small to carry a page when the layer is built, and delivers every page of a large output at the smallest it takes", async () => {
+    // 700 characters cannot hold a result's facts, cursor and instructions beside any content: refused before anything is kept
+    for (const budgetChars of [700, Evidence.MIN_BUDGET_CHARS - 1, 2_000.5, Number.NaN]) {
+      for (const built of [NodeEvidence.layer({ directory: tempDir(), budgetChars }), layer(tempDir(), { budgetChars })]) {
+        const exit = await Effect.runPromiseExit(Evidence.retain({ owner: "alice", tool: "run", status: "ok", body: "hi\n" }).pipe(Effect.provide(built)))
+        expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toEqual(Option.some(expect.objectContaining({
+          _tag: "InvalidRequest",
+          argument: "budgetChars",
+          message: expect.stringContaining(`must be a whole number of at least ${Evidence.MIN_BUDGET_CHARS} characters`)
+        })))
+      }
+    }
+    // the Promise face refuses it when it opens, with the same error
+    const opened = await Spillway.open({ dir: tempDir(), budgetChars: 700 }).then(() => undefined, (e: unknown) => e)
+    expect(opened).toMatchObject({ _tag: "InvalidRequest", argument: "budgetChars" })
+    // the smallest budget accepted carries a 4 MiB output with failure lines, from a long tool name, page by page
+    const body = Array.from({ length: 200_000 }, (_, i) => (i % 5000 === 7 ? `Error: step ${i} failed ${"x".repeat(300)}` : `step ${i}: ok`)).join("\n")
+    const budgetChars = Evidence.MIN_BUDGET_CHARS
+    const { first, sizes, pages } = await Effect.runPromise(Effect.gen(function*() {
+      const r = yield* Evidence.retain({ owner: "alice", tool: "mcp__build_server__run_the_whole_test_suite", status: "exit 1", body })
+      const evidence = yield* Evidence.Evidence
+      const sizes: Array<number> = []
+      let pages = 0
+      // the first pages, and pages from deep offsets where every figure has its most digits
+      for (const cursor of [r.first.next_cursor!, evidence.cursorFor(r.evidence, 2_000_000), evidence.cursorFor(r.evidence, r.first.total_code_points - 3_000)]) {
+        let next: string | undefined = cursor
+        for (let k = 0; k < 3 && next !== undefined; k++) {
+          const page: Evidence.Page = yield* textPage(Evidence.getToolOutput(next, as("alice")))
+          expect(page.content.length).toBeGreaterThan(0)
+          sizes.push([...Delivery.serialize(Evidence.delivered(page))].length)
+          pages++
+          next = page.next_cursor
+        }
+      }
+      return { first: r.first, sizes, pages }
+    }).pipe(Effect.provide(layer(tempDir(), { budgetChars }, { evidence: { bytes: 64 * 1024 * 1024 } }))))
+    expect([...JSON.stringify(first)].length).toBeLessThanOrEqual(budgetChars)
+    expect(first.head!.length).toBeGreaterThan(0)
+    expect(first.failure_lines!.length).toBeGreaterThan(0)
+    expect(pages).toBe(9)
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(budgetChars)
   })
 
   it("reads the delivery budget from tools.tool_output_max_chars at start-up", async () => {

@@ -176,6 +176,7 @@ export const search = (ctx: Context, caller: Access.Caller, job: Job, request: S
     const head = yield* headSegment(ctx, caller, job)
     const headLast = k?.record.ranges[0]!.to_line ?? head.index.lines
     const found: Found = { matches: [], searched: [], clipped: 0, next: undefined, stoppedAt: undefined }
+    const hints = yield* ProcessView.CurrentHints
     if (from <= head.index.lines) yield* searchSegment(head, from, limit, matcher, patterns, deadline, found)
     let last: Segment = head
     if (k !== undefined && found.next === undefined) {
@@ -215,7 +216,7 @@ export const search = (ctx: Context, caller: Access.Caller, job: Job, request: S
         ...(cutAt === undefined && found.stoppedAt !== undefined ? { stopped_at_line: found.stoppedAt } : {}),
         clipped_lines: found.clipped
       }
-      return { _tag: "Matches", ...fields, text: ProcessView.matchesText(fields) }
+      return { _tag: "Matches", ...fields, text: ProcessView.matchesText(fields, hints) }
     }
     // what is delivered must fit: the text and the facts, as a client receives them
     const fitted = yield* Envelope.fitCount(Math.min(1, found.matches.length), found.matches.length, page, ctx.budget, ProcessView.measured)

@@ -17,9 +17,9 @@ export const TOOL = "manage_process"
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** How a model reads on from the status view: the exact call, with the cursor to the start of the output. @internal */
-export const nextHint = (job: Job, cursor: string) =>
-  `${Delivery.call(TOOL, [["action", "poll"], ["pid", job.pid], ["cursor", cursor]])} reads the kept output from its start; each page ends with the call for the next`
+/** How the reader reads on from the status view: the exact call, in the reader's words, with the cursor to the start of the output. @internal */
+export const nextHint = (job: Job, cursor: string, hints: ProcessView.Hints) =>
+  `${hints.poll(job.pid, { cursor })} reads the kept output from its start; each page ends with the call for the next`
 
 /** The status view: the newest lines and the `[output retention]` record. @internal */
 export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action: Access.Action, wait?: ProcessView.WaitOutcome) =>
@@ -44,6 +44,7 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
     const failures = yield* Failures.forView(ctx, caller, job, action)
     const expires = expiresAt(ctx, job)
     const cursor = ctx.codec.encode(String(job.pid), 0, job.generation)
+    const hints = yield* ProcessView.CurrentHints
     return yield* ProcessView.statusView({
       pid: job.pid,
       status: statusOf(job),
@@ -52,7 +53,7 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       expiresAt: expires !== undefined ? iso(expires) : undefined,
       wait,
       cursor,
-      next: nextHint(job, cursor),
+      next: nextHint(job, cursor, hints),
       tail,
       kept: k?.record,
       filename: job.whole ? job.body : undefined,
@@ -71,6 +72,7 @@ export const pageAt = (ctx: Context, caller: Access.Caller, job: Job, offset: nu
   Effect.gen(function*() {
     const a = accounting(ctx, job)
     const k = kept(ctx, caller, job)
+    const hints = yield* ProcessView.CurrentHints
     const page = (bytes: Uint8Array, before: number, segment?: ProcessView.PageInput["segment"]) =>
       Effect.gen(function*() {
         if (!Utf8.isByteBoundary(bytes, before)) {
@@ -86,7 +88,8 @@ export const pageAt = (ctx: Context, caller: Access.Caller, job: Job, offset: nu
           limit,
           cursorAt: (n) => ctx.codec.encode(String(job.pid), n, job.generation),
           budget: ctx.budget,
-          segment
+          segment,
+          hints
         })
       })
     if (k !== undefined && offset >= k.window.fromByte && offset <= k.window.toByte) {
@@ -149,6 +152,8 @@ export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: nu
     if (!Number.isSafeInteger(count) || count < 1) return yield* new InvalidRequest({ argument: "lines", reason: `must be 1 or more; got ${count}` })
     const a = accounting(ctx, job)
     const k = kept(ctx, caller, job)
+    const hints = yield* ProcessView.CurrentHints
+    const delivered = (v: ProcessView.Lines) => ProcessView.delivered(v, hints)
     const headLines = k?.record.ranges[0]!.to_line ?? job.writer?.progress().lines ?? job.recorded?.headLines ?? 0
     const totalLines = k?.record.total_lines ?? headLines
     const maxBytes = ctx.limits.maxPageBytes
@@ -221,7 +226,7 @@ export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: nu
       ends.push(at)
     }
     if (taken.end <= maxBytes) {
-      const whole = Delivery.fitCount(Math.min(1, taken.lines), taken.lines, (n) => view(rest.subarray(0, n === 0 ? 0 : ends[n - 1]), n, false), ctx.budget, ProcessView.delivered)
+      const whole = Delivery.fitCount(Math.min(1, taken.lines), taken.lines, (n) => view(rest.subarray(0, n === 0 ? 0 : ends[n - 1]), n, false), ctx.budget, delivered)
       if (Either.isRight(whole)) return whole.right.value
     }
     // one line too long for a page or for the result: its start, with a cursor to the rest
@@ -229,7 +234,7 @@ export const linesAt = (ctx: Context, caller: Access.Caller, job: Job, first: nu
     const most = Utf8.byteBoundary(line, Math.min(line.length, maxBytes))
     let least = Math.min(1, most)
     while (least < most && !Utf8.isByteBoundary(line, least)) least++
-    const part = yield* Delivery.fitCount(least, most, (n) => view(line.subarray(0, Utf8.byteBoundary(line, n)), 1, true), ctx.budget, ProcessView.delivered)
+    const part = yield* Delivery.fitCount(least, most, (n) => view(line.subarray(0, Utf8.byteBoundary(line, n)), 1, true), ctx.budget, delivered)
     return part.value
   })
 
