@@ -20,7 +20,7 @@ import type { AccessDenied, Expired, InvalidRequest, QuotaExceeded } from "./Err
 import { NotFound, type Resource as ResourceKind, StoreFailed } from "./Errors.js"
 import * as Writer from "./internal/body/writer.js"
 import type * as LineIndex from "./LineIndex.js"
-import { type Manifest, Manifests, type Origin } from "./Manifests.js"
+import { type Filter, type Manifest, Manifests, type Origin } from "./Manifests.js"
 import { Retention } from "./Retention.js"
 import { Secrets, type Watch } from "./Secrets.js"
 import { makeFilename } from "./SpillName.js"
@@ -127,8 +127,15 @@ export interface Service {
   ) => Effect.Effect<Reader, OpenError, Scope.Scope>
   /** The check `open` runs, for views that act on a body without reading it. */
   readonly authorize: (caller: Access.Caller, resource: Access.Resource, action: Access.Action) => Effect.Effect<void, AccessDenied | Expired>
-  /** Every manifest of a profile, without any check: for the code that owns the profile (a manager restoring its jobs). */
-  readonly manifests: (profile: string) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
+  /**
+   * Every manifest of a profile, without any check: for the code that owns
+   * the profile (a manager restoring its jobs). With `page`, one page of them,
+   * newest first, for a listing that checks each.
+   */
+  readonly manifests: (
+    profile: string,
+    page?: Pick<Filter, "owner" | "before" | "text" | "limit">
+  ) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
   /** The manifests of a profile that the caller may list. */
   readonly list: (caller: Access.Caller, profile?: string) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
   /** Records a body whose writer is gone (a restart mid-write) as complete, as it is on disk. */
@@ -163,6 +170,9 @@ const lineIndexOf = (m: Manifest, size: number): LineIndex.LineIndex => ({
   every: m.lineIndex.every,
   checkpoints: m.lineIndex.starts
 })
+
+/** Longest command recorded beside a tool's output; a longer one is kept by its start. */
+const MAX_COMMAND_CHARS = 2000
 
 /** What a writer is told about a new body: the options, with each default filled in. */
 const specOf = (options: CreateOptions, name: string, now: number): Writer.Spec => ({
@@ -270,7 +280,12 @@ export const make = Effect.gen(function*() {
       if (problem !== undefined) return yield* refuseName(name, problem)
       const reservation = yield* retention.reserve(options.profile, options.reserve ?? 0)
       const limit = retention.usage(options.profile).limit
-      return yield* Writer.make(specOf(options, name, now), {
+      const spec = specOf(options, name, now)
+      // a command recorded beside a tool's output is masked like the output, and bounded
+      const origin = spec.origin._tag === "Tool" && spec.origin.command !== undefined
+        ? { ...spec.origin, command: masker.maskText(spec.origin.command.slice(0, MAX_COMMAND_CHARS)) }
+        : spec.origin
+      return yield* Writer.make({ ...spec, origin }, {
         files,
         masker,
         reservation,
@@ -334,7 +349,7 @@ export const make = Effect.gen(function*() {
     location: files.location,
     create,
     manifest: manifests.get,
-    manifests: (profile) => manifests.list({ profile }),
+    manifests: (profile, page) => manifests.list({ ...page, profile }),
     open,
     authorize,
     list,

@@ -43,7 +43,10 @@ export const LineCheckpoints = Schema.Struct({ every: Schema.Number, starts: Num
 export type LineCheckpoints = typeof LineCheckpoints.Type
 
 /** Output of a tool call or a command run in the foreground. */
-export const ToolOrigin = Schema.TaggedStruct("Tool", {})
+export const ToolOrigin = Schema.TaggedStruct("Tool", {
+  /** The command or the tool's arguments as shown to people, secrets masked; absent in manifests written before it was recorded. */
+  command: Schema.optional(Schema.String)
+})
 
 /** A search tool's matches, kept as a ranked snapshot (a JSON body). */
 export const SearchOrigin = Schema.TaggedStruct("Search", {})
@@ -131,6 +134,21 @@ export type Manifest = typeof Manifest.Type
 export interface Filter {
   readonly profile?: string | undefined
   readonly owner?: string | undefined
+  /** Only manifests older than this one (by `createdAt`, then `id`), for pages newest first. */
+  readonly before?: { readonly createdAt: number; readonly id: string } | undefined
+  /** Only manifests whose id, tool, status or origin contains this text, ignoring ASCII case. */
+  readonly text?: string | undefined
+  /** At most this many, newest first; every match, oldest first, when absent. */
+  readonly limit?: number | undefined
+}
+
+/** True when a manifest passes a filter's `before` and `text`; the memory store's check, and a store's reference. */
+export const matches = (m: Manifest, filter: Filter): boolean => {
+  const b = filter.before
+  if (b !== undefined && !(m.createdAt < b.createdAt || (m.createdAt === b.createdAt && m.id < b.id))) return false
+  if (filter.text === undefined || filter.text === "") return true
+  const t = filter.text.toLowerCase()
+  return [m.id, m.tool, m.status, JSON.stringify(m.origin)].some((f) => f.toLowerCase().includes(t))
 }
 
 /** Where manifests are kept. */
@@ -140,7 +158,7 @@ export interface Service {
   /** Replaces the manifest of a body still being written; a complete manifest is never changed. */
   readonly update: (manifest: Manifest) => Effect.Effect<void, StoreFailed>
   readonly get: (id: string) => Effect.Effect<Manifest | undefined, StoreFailed>
-  /** Manifests matching a filter, oldest first. */
+  /** Manifests matching a filter: oldest first, or with `limit` the newest first. */
   readonly list: (filter?: Filter) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
   /** Removes and returns the manifests expired at `now`, so their bodies can be removed too. */
   readonly takeExpired: (now: number) => Effect.Effect<ReadonlyArray<Manifest>, StoreFailed>
@@ -173,9 +191,12 @@ export const layerMemory: Layer.Layer<Manifests> = Layer.sync(Manifests, () => {
     list: (filter = {}) =>
       Effect.sync(() =>
         [...rows.values()]
-          .filter((m) => (filter.profile === undefined || m.profile === filter.profile) && (filter.owner === undefined || m.owner === filter.owner))
+          .filter((m) =>
+            (filter.profile === undefined || m.profile === filter.profile) && (filter.owner === undefined || m.owner === filter.owner) &&
+            matches(m, filter)
+          )
           .sort(byAge)
-      ),
+      ).pipe(Effect.map((all) => filter.limit === undefined ? all : all.reverse().slice(0, filter.limit))),
     takeExpired: (now) =>
       Effect.sync(() => {
         const expired = [...rows.values()].filter((m) => m.expiresAt !== null && m.expiresAt <= now).sort(byAge)

@@ -55,6 +55,8 @@ export interface OutputCapture {
 /** Which tool produced an output, so that the host's rules for that tool apply. */
 export interface KeepOptions {
   readonly tool?: string | undefined
+  /** The command or the tool's arguments, recorded beside the output (masked) so people can tell outputs apart. */
+  readonly command?: string | undefined
 }
 
 /** The write capability: saving long output and previewing it, for the caller in context. */
@@ -214,6 +216,7 @@ export const makeWrite = (options: Options = {}) =>
           grepHint: options.grepHint,
           salience: rulesFor(keep.tool),
           tool: keep.tool ?? "command",
+          command: keep.command,
           caller
         }))
     return SpillWrite.of({

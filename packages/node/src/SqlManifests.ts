@@ -191,6 +191,10 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
   yield* sql`CREATE INDEX IF NOT EXISTS spillway_bodies_owner ON spillway_bodies (owner, profile)`.pipe(
     Effect.mapError(failed("create index"))
   )
+  // a listing's pages, newest first, read in index order: the first page costs the same however many rows there are
+  yield* sql`CREATE INDEX IF NOT EXISTS spillway_bodies_listing ON spillway_bodies (owner, profile, created_at, id)`.pipe(
+    Effect.mapError(failed("create index"))
+  )
 
   const encode = Schema.encode(Row)
   const decodeAll = Schema.decodeUnknown(Schema.Array(Row))
@@ -226,11 +230,22 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
 
   const list = (filter: Manifests.Filter = {}) =>
     Effect.gen(function*() {
+      const before = filter.before
+      // a text filter as a LIKE pattern, its own %, _ and backslash taken literally; LOWER on both sides for every engine
+      const like = filter.text !== undefined && filter.text !== ""
+        ? `%${filter.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+        : undefined
       const where = [
         ...(filter.profile !== undefined ? [sql`profile = ${filter.profile}`] : []),
-        ...(filter.owner !== undefined ? [sql`owner = ${filter.owner}`] : [])
+        ...(filter.owner !== undefined ? [sql`owner = ${filter.owner}`] : []),
+        ...(before !== undefined ? [sql`(created_at < ${before.createdAt} OR (created_at = ${before.createdAt} AND id < ${before.id}))`] : []),
+        ...(like !== undefined
+          ? [sql`(LOWER(id) LIKE ${like} ESCAPE '\\' OR LOWER(tool) LIKE ${like} ESCAPE '\\' OR LOWER(status) LIKE ${like} ESCAPE '\\' OR LOWER(origin) LIKE ${like} ESCAPE '\\')`]
+          : [])
       ]
-      const rows = yield* sql`SELECT ${columns} FROM spillway_bodies WHERE ${sql.and(where)} ORDER BY created_at, id`
+      const rows = filter.limit === undefined
+        ? yield* sql`SELECT ${columns} FROM spillway_bodies WHERE ${sql.and(where)} ORDER BY created_at, id`
+        : yield* sql`SELECT ${columns} FROM spillway_bodies WHERE ${sql.and(where)} ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`
       return yield* decodeAll(rows)
     }).pipe(Effect.mapError(failed("list")))
 

@@ -243,7 +243,7 @@ const runCommand = (params: { readonly command: string; readonly cwd?: string | 
     const evidence = yield* Evidence.Evidence
     const timeout = params.timeout_ms ?? 600_000
     // one body, masked as it is written: read_spill reads it by name, get_tool_output by cursor
-    const capture = yield* write.capture({ tool: "run_command" })
+    const capture = yield* write.capture({ tool: "run_command", command: params.command })
     const child = yield* runner.start({ command: params.command, shell: true, cwd: params.cwd }, capture.write)
     const exit = yield* child.exit.pipe(Effect.timeoutOption(Duration.millis(timeout)))
     const timedOut = Option.isNone(exit)
@@ -287,11 +287,19 @@ export type FullNeeds =
 /** How a handler body gets the services it uses: all from the layer, or the caller from each call. */
 type Provide<R> = <A>(effect: Effect.Effect<A, ToolFailure, R>) => Effect.Effect<A, ToolFailure>
 
+/**
+ * A job's views in the tool's words (`manage_process action=poll ...`),
+ * whatever wording the layers the handlers were built over provide (the
+ * library's `NodeProcess.layer` speaks of `Process.poll`): a model reads them.
+ */
+const inToolWords = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, ProcessView.CurrentHints, ProcessView.toolHints)
+
 const readHandlers = (provide: Provide<ReadNeeds>) => ReadToolkit.of({
   read_spill: (params) => provide(readSpill(params)),
   grep_spill: (params) => provide(grepSpill(params)),
   get_tool_output: (params) => provide(getToolOutput(params)),
-  manage_process: (params) => provide(readProcess(params))
+  manage_process: (params) => provide(inToolWords(readProcess(params)))
 })
 
 const fullHandlers = (provide: Provide<FullNeeds>) => FullToolkit.of({
@@ -299,7 +307,7 @@ const fullHandlers = (provide: Provide<FullNeeds>) => FullToolkit.of({
   read_spill: (params) => provide(readSpill(params)),
   grep_spill: (params) => provide(grepSpill(params)),
   get_tool_output: (params) => provide(getToolOutput(params)),
-  manage_process: (params) => provide(manageProcess(params))
+  manage_process: (params) => provide(inToolWords(manageProcess(params)))
 })
 
 /**

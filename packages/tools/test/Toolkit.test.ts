@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ProcessView } from "@spillway/core"
 import { NodeMcp } from "@spillway/node"
 import { Handlers, Tools } from "@spillway/tools"
 import { Context, Effect, Layer } from "effect"
@@ -27,6 +28,23 @@ describe("toolkits", () => {
       const missing = yield* toolkit.handle("read_spill", { filename: "2026-01-01T00-00-00-000Z-abcdef.log" })
       expect(missing.isFailure).toBe(true)
       expect(missing.result).toBeInstanceOf(Tools.ToolFailure)
+    }))
+
+  it.scopedLive("tell the model the tool's words, even where the host's context holds the library's", () =>
+    Effect.gen(function*() {
+      const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-toolkit-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true })))
+      const context = yield* Layer.build(NodeMcp.layerFull({ directory, caller }))
+      const toolkit = yield* Effect.provide(Tools.FullToolkit, context)
+      // a host built over NodeProcess.layer has the library's words in its context
+      const inLibraryWords = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.provideService(effect, ProcessView.CurrentHints, ProcessView.libraryHints)
+      const started = yield* inLibraryWords(toolkit.handle("manage_process", { action: "start", command: "seq 1 3000" }))
+      const pid = (started.result as { readonly pid: number }).pid
+      const done = yield* inLibraryWords(toolkit.handle("manage_process", { action: "wait", pid, timeout_ms: 20_000 }))
+      const text = (done.result as { readonly text: string }).text
+      expect(text).toContain(`manage_process action=poll pid=${pid}`)
+      expect(text).not.toContain("Process.poll")
     }))
 
   it("the read toolkit holds no tool that writes, spawns or signals", () => {

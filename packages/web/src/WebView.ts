@@ -18,6 +18,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Spill } from "@spillway/core"
 import { Effect, Option } from "effect"
 import type { BodyRead } from "./BodyRead.js"
+import * as Ansi from "./internal/ansi.js"
 import * as Assets from "./internal/assets.js"
 import * as Html from "./internal/html.js"
 import * as Views from "./internal/views.js"
@@ -45,7 +46,7 @@ export interface Options {
   readonly followPollMillis?: number | undefined
   /** A follow stream ends after this long and the browser resumes it; 5 minutes by default. */
   readonly followMaxMillis?: number | undefined
-  /** Most matches a search shows; 200 by default. */
+  /** Most matches one page of a search shows ("next matches" goes on); 200 by default. */
   readonly maxSearchResults?: number | undefined
 }
 
@@ -63,7 +64,9 @@ const configOf = (o: Options): Views.Config => ({
   windowLines: 200,
   maxApiLines: 2000,
   jobLines: 500,
-  salienceScanBytes: 64 * 1024 * 1024
+  salienceScanBytes: 64 * 1024 * 1024,
+  listPageSize: 100,
+  maxListLooked: 5000
 })
 
 /** A request the view cannot answer as asked. */
@@ -127,9 +130,51 @@ const wholeNumber = (params: URLSearchParams, name: string, min: number, max: nu
     return Effect.succeed(Number(raw))
   })
 
+/** A list page's options from its query: `after=createdAt~name` and `filter=text`, each bounded. */
+const listOptions = (c: Views.Config, params: URLSearchParams) =>
+  Effect.suspend((): Effect.Effect<{ filter: string; size: number; after: Views.ListKey | undefined }, Refused> => {
+    const filter = params.get("filter") ?? ""
+    if (filter.length > 200) return Effect.fail(new Refused(400, `filter: at most 200 characters, got ${filter.length}`))
+    const raw = params.get("after")
+    if (raw === null || raw === "") return Effect.succeed({ filter, size: c.listPageSize, after: undefined })
+    const m = /^(\d{1,16})~([A-Za-z0-9._-]{1,255})$/.exec(raw)
+    if (m === null) return Effect.fail(new Refused(400, `after: must be the key a list's "older" link gives, got ${JSON.stringify(raw.slice(0, 40))}`))
+    return Effect.succeed({ filter, size: c.listPageSize, after: { createdAt: Number(m[1]), id: m[2]! } })
+  })
+
 const searchParams = Effect.map(HttpServerRequest.HttpServerRequest, (r) => new URL(r.url, "http://view").searchParams)
 
 const nameParam = Effect.map(HttpRouter.params, (p) => p.name ?? "")
+
+/** The masked body whole as text/plain, named for a download; a refusal is an error page. */
+const rawDownload = (c: Views.Config) =>
+  Effect.gen(function*() {
+    const name = yield* nameParam
+    const stream = yield* Views.raw(c, name)
+    return HttpServerResponse.stream(stream, {
+      contentType: "text/plain; charset=utf-8",
+      headers: { "content-disposition": `attachment; filename="${name}"` }
+    })
+  }).pipe(Effect.catchAll((e) => page(c.owner, "Download", Effect.fail(e))))
+
+/** A body's facts and failure lines now, as data and as the page's own HTML, for a page that follows it. */
+const liveFacts = (c: Views.Config) =>
+  Effect.gen(function*() {
+    const name = yield* nameParam
+    const v = yield* Views.live(c, name)
+    const s = v.summary
+    return {
+      state: s.state,
+      status: s.status,
+      bytes: s.bytes,
+      lines: s.lines,
+      job: s.job ?? null,
+      word: Html.stateOf(s),
+      facts: Html.factsOf(s),
+      failures: Html.failures(s, v.salient),
+      failureLines: v.salient.lines.map((l) => l.line)
+    }
+  })
 
 /** The routes, every one a GET; anything else is refused with 405. */
 export const router = (options: Options): HttpRouter.HttpRouter<never, Requirements> => {
@@ -147,7 +192,12 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
     HttpRouter.get("/jobs", page(owner, "Jobs", Effect.map(Views.list(c, ["spool"]), (l) => htmlResponse(layout("Jobs", Html.jobs(l), "jobs"))))),
     HttpRouter.get(
       "/outputs",
-      page(owner, "Saved outputs", Effect.map(Views.list(c, ["spill", "evidence"]), (l) => htmlResponse(layout("Saved outputs", Html.outputs(l), "outputs"))))
+      page(owner, "Saved outputs", Effect.gen(function*() {
+        const params = yield* searchParams
+        const options = yield* listOptions(c, params)
+        const l = yield* Views.listPage(c, ["spill", "evidence"], options)
+        return htmlResponse(layout("Saved outputs", Html.outputs(l, options.after === undefined), "outputs"))
+      }))
     ),
     HttpRouter.get(
       "/jobs/:name",
@@ -165,7 +215,9 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
         const name = yield* nameParam
         const params = yield* searchParams
         const line = yield* wholeNumber(params, "line", 1, Number.MAX_SAFE_INTEGER)
-        const v = yield* Views.page(c, name, line, yield* query)
+        const fromLine = yield* wholeNumber(params, "from", 1, Number.MAX_SAFE_INTEGER)
+        const q = yield* query
+        const v = yield* Views.page(c, name, line, q === undefined ? undefined : { ...q, fromLine })
         const current = v.summary.profile === "spool" ? "jobs" : "outputs"
         return htmlResponse(layout(name, Html.view(v), current), v.search?.error !== undefined ? 400 : 200)
       }))
@@ -179,7 +231,16 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
       }))
     ),
     HttpRouter.get("/api/jobs", api(Effect.map(Views.list(c, ["spool"]), (items) => ({ items })))),
-    HttpRouter.get("/api/outputs", api(Effect.map(Views.list(c, ["spill", "evidence"]), (items) => ({ items })))),
+    HttpRouter.get(
+      "/api/outputs",
+      api(Effect.gen(function*() {
+        const options = yield* listOptions(c, yield* searchParams)
+        const l = yield* Views.listPage(c, ["spill", "evidence"], options)
+        return { items: l.items, ...(l.next !== undefined ? { next: Html.listKey(l.next) } : {}) }
+      }))
+    ),
+    HttpRouter.get("/view/:name/raw", rawDownload(c)),
+    HttpRouter.get("/api/view/:name/live", api(liveFacts(c))),
     HttpRouter.get("/api/view/:name", api(Effect.flatMap(nameParam, (name) => Views.summary(c, name)))),
     HttpRouter.get(
       "/api/view/:name/lines",
@@ -190,8 +251,17 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
         const count = (yield* wholeNumber(params, "count", 1, c.maxApiLines)) ?? c.windowLines
         const w = yield* Views.lines(c, name, from, count)
         const q = yield* query
-        const marks = q === undefined ? undefined : yield* Views.marksOf(q, w.lines)
-        return { from: w.from, count: w.lines.length, total: w.total, lines: w.lines, ...(marks !== undefined ? { marks } : {}), ...(w.cut !== undefined ? { cut: w.cut } : {}) }
+        const shown = w.lines.map(Ansi.render)
+        const marks = q === undefined ? undefined : yield* Views.marksOf(q, shown)
+        return {
+          from: w.from,
+          count: shown.length,
+          total: w.total,
+          lines: shown.map((l) => l.text),
+          runs: shown.map((l) => l.runs),
+          ...(marks !== undefined ? { marks } : {}),
+          ...(w.cut !== undefined ? { cut: w.cut } : {})
+        }
       }))
     ),
     HttpRouter.get(
@@ -201,7 +271,8 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
         const params = yield* searchParams
         const q = params.get("q") ?? ""
         const max = (yield* wholeNumber(params, "max", 1, 10_000)) ?? c.maxSearchResults
-        return yield* Views.search(c, name, q, params.get("i") === "1", max)
+        const from = (yield* wholeNumber(params, "from", 1, Number.MAX_SAFE_INTEGER)) ?? 1
+        return yield* Views.search(c, name, q, params.get("i") === "1", max, from)
       }))
     ),
     HttpRouter.get(

@@ -16,19 +16,19 @@ describe("spillway serve, the command", () => {
     const own = run(["serve", "--help"])
     expect(own.status).toBe(0)
     expect(own.stdout).toContain("serve a read-only web view")
-    expect(own.stdout).toMatch(/serve \[--port integer\] \[--bind text\] \[--dir text\] \[--channel text\] \[--token-file text\]/)
+    expect(own.stdout).toContain("usage: spillway serve [--port N] [--bind ADDR] [--dir DIR] [--channel NAME] [--token-file FILE]")
   })
 
   it("refuses a bad port or token file with one line saying what is wrong", () => {
     const port = run(["serve", "--port", "70000"])
     expect(port.status).toBe(2)
-    expect(port.stderr).toBe("spillway: --port needs a port from 0 to 65535, got 70000\n")
+    expect(port.stderr).toBe("spillway serve: --port must be from 0 to 65535, got '70000'\n")
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-serve-"))
     try {
       Fs.writeFileSync(Path.join(dir, "token"), "short\n")
       const token = run(["serve", "--token-file", Path.join(dir, "token")])
       expect(token.status).toBe(2)
-      expect(token.stderr).toMatch(/^spillway: the token in .* must be 16 or more/)
+      expect(token.stderr).toMatch(/^spillway serve: the token in .* must be 16 or more/)
     } finally {
       Fs.rmSync(dir, { recursive: true, force: true })
     }

@@ -59,6 +59,10 @@ const routes = () => [
   `/api/view/${log}/lines?from=1&count=10`,
   `/api/view/${log}/search?q=error`,
   `/api/view/${log}/follow?offset=0`,
+  `/api/view/${log}/live`,
+  `/view/${log}/raw`,
+  "/outputs?filter=build",
+  `/api/outputs?filter=build`,
   "/assets/app.js",
   "/assets/style.css",
   "/no/such/page"
@@ -143,7 +147,7 @@ describe("spillway serve over HTTP", () => {
       "%252e%252e"
     ]
     for (const name of tricks) {
-      for (const path of [`/view/${name}`, `/api/view/${name}/lines`, `/api/view/${name}/follow`]) {
+      for (const path of [`/view/${name}`, `/api/view/${name}/lines`, `/api/view/${name}/follow`, `/view/${name}/raw`, `/api/view/${name}/live`]) {
         const r = await get(path)
         expect(r.status, path).toBe(400)
         const text = await r.text()
@@ -175,6 +179,9 @@ describe("spillway serve over HTTP", () => {
     expect((await json(r)).message).toMatch(/you may not read saved output/)
     expect((await get(`/view/${other}`)).status).toBe(403)
     expect((await get(`/api/view/${other}/follow`)).status).toBe(403)
+    expect((await get(`/view/${other}/raw`)).status).toBe(403)
+    expect((await get(`/api/view/${other}/live`)).status).toBe(403)
+    expect((await get(`/outputs?filter=${encodeURIComponent("bob's")}`).then((x) => x.text()))).toContain("No output matches")
     const listed = (await json(await get("/api/outputs"))).items.map((i: { id: string }) => i.id)
     expect(listed).toContain(log)
     expect(listed).not.toContain(other)
@@ -192,6 +199,10 @@ describe("spillway serve over HTTP", () => {
       expect((await foreign("/api/outputs")).status).toBe(401)
       expect((await foreign("/api/outputs", { authorization: `Bearer ${"x".repeat(32)}` })).status).toBe(401)
       expect((await foreign("/api/outputs", { authorization: `Bearer ${"t".repeat(32)}` })).status).toBe(200)
+      for (const path of [`/view/${log}/raw`, `/api/view/${log}/live`, "/outputs?filter=x"]) {
+        expect((await foreign(path)).status, path).toBe(401)
+        expect((await foreign(path, { authorization: `Bearer ${"t".repeat(32)}` })).status, path).toBe(200)
+      }
       // ?token= once sets an HttpOnly cookie and leaves the address
       const first = await foreign(`/jobs?token=${"t".repeat(32)}`)
       expect(first.status).toBe(303)
@@ -223,7 +234,7 @@ describe("spillway serve over HTTP", () => {
     expect(page.lines[2]).toBe("line 4001 of the build error: unit 4001 failed")
     expect(page.marks).toEqual([[], [], [[30, 39]]])
     const found = await json(await get(`/api/view/${log}/search?q=${encodeURIComponent("error: unit [0-9]+ failed")}`))
-    expect(found.matches).toEqual([{ line: 4001, text: "line 4001 of the build error: unit 4001 failed", cut: false, spans: [[23, 46]] }])
+    expect(found.matches).toEqual([{ line: 4001, text: "line 4001 of the build error: unit 4001 failed", runs: [], cut: false, spans: [[23, 46]] }])
     const html = await (await get(`/view/${log}?line=5000`)).text()
     expect(html).toContain('id="L5000"')
     expect(html).toContain("line 5000 of the build")
@@ -249,13 +260,14 @@ describe("spillway serve over HTTP", () => {
     }
     await job.write("first line\n")
     const first = await events({}, (t) => t.includes("first line"))
-    expect(first.map((e) => e.data.text).join("")).toBe("first line\n")
+    const texts = (es: typeof first) => es.filter((e) => e.event === "output").flatMap((e) => e.data.lines.map((l: { text: string }) => `${l.text}\n`)).join("")
+    expect(texts(first)).toBe("first line\n")
     const last = first.at(-1)!.id!
     expect(Number(last)).toBe(11)
     await job.write("second line ✓\nthird line\n")
     setTimeout(() => void job.seal(0), 300)
     const rest = await events({ headers: { "last-event-id": last } }, (t) => t.includes("event: end"))
-    expect(rest.filter((e) => e.event === "output").map((e) => e.data.text).join("")).toBe("second line ✓\nthird line\n")
+    expect(texts(rest)).toBe("second line ✓\nthird line\n")
     const end = rest.find((e) => e.event === "end")!
     expect(end.data).toMatchObject({ status: "exit 0", job: { command: "make all", exitCode: 0 } })
     const html = await (await get(`/jobs/${job.name}`)).text()

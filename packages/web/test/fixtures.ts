@@ -23,6 +23,8 @@ export interface KeepOptions {
   readonly name?: string
   /** True when the chunks are masked already (large generated bodies); masked as written otherwise. */
   readonly alreadyMasked?: boolean
+  /** The command recorded beside the output, as `spillway run` records it. */
+  readonly command?: string
 }
 
 /** Keeps a body in the directory's store, as the command and the tools do. */
@@ -35,7 +37,8 @@ export const keep = (directory: string, chunks: Iterable<Uint8Array | string>, o
       channel: options.channel ?? "cli",
       tool: options.tool ?? "command",
       name: options.name,
-      alreadyMasked: options.alreadyMasked
+      alreadyMasked: options.alreadyMasked,
+      ...(options.command !== undefined ? { origin: { _tag: "Tool" as const, command: options.command } } : {})
     })
     for (const chunk of chunks) yield* w.write(typeof chunk === "string" ? encoder.encode(chunk) : chunk)
     return yield* w.seal({ status: options.status ?? "exit 0" })

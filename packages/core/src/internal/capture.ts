@@ -18,6 +18,8 @@ export interface CaptureOptions {
   readonly grepHint?: Preview.GrepHint | undefined
   readonly salience?: Salience.Compiled | undefined
   readonly tool: string
+  /** The command or the tool's arguments, recorded in the manifest's origin. */
+  readonly command?: string | undefined
   readonly caller: Access.Caller
 }
 
@@ -110,6 +112,7 @@ export const make = (
       owner: options.caller.owner,
       channel: options.caller.channel,
       tool: options.tool,
+      ...(options.command !== undefined ? { origin: { _tag: "Tool" as const, command: options.command } } : {}),
       status: "running",
       maxBytes: options.maxFileBytes,
       cut: "line",

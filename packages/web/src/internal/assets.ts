@@ -6,9 +6,11 @@
  *
  * @internal
  */
+import * as Ansi from "./ansi.js"
 
 /** The style sheet: readable on a phone, visible focus, light and dark. */
-export const css = `:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--mute:#57606a;--line:#d0d7de;--soft:#f6f8fa;--accent:#0550ae;--ok:#116329;--bad:#a40e26;--mark:#fff8c5;--omit:#eef2f6}
+export const css = `html{overflow-anchor:none}
+:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--mute:#57606a;--line:#d0d7de;--soft:#f6f8fa;--accent:#0550ae;--ok:#116329;--bad:#a40e26;--mark:#fff8c5;--omit:#eef2f6}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mute:#9198a1;--line:#30363d;--soft:#161b22;--accent:#79c0ff;--ok:#3fb950;--bad:#ff7b72;--mark:#5a4a00;--omit:#1c2330}}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
@@ -46,7 +48,8 @@ input[type=number]{width:9em}input[type=search]{width:min(28em,70vw)}
 button{cursor:pointer;background:var(--accent);color:var(--bg);border-color:var(--accent)}
 .check{display:flex;gap:4px;align-items:center;font-size:14px}.check input{min-height:auto}
 .body{display:table;width:100%;border:1px solid var(--line);border-radius:6px;font-size:13px;line-height:1.45}
-.body>.loading,.body>.empty{display:table-caption;caption-side:bottom}.body>.loading:first-child{caption-side:top}
+.body>.edge,.body>.empty{display:table-caption;caption-side:bottom}.body>.edge{height:1px}.body>.edge:first-child{caption-side:top}
+.status-bar{position:fixed;right:12px;bottom:12px;margin:0;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:var(--soft);color:var(--mute);font-size:13px}
 .l{display:table-row}.l:target,.l.target{background:var(--mark)}
 .l .n{display:table-cell;width:1%;padding:0 8px;text-align:right;color:var(--mute);text-decoration:none;user-select:none;border-right:1px solid var(--line);background:var(--soft);white-space:nowrap}
 .l .n:focus-visible{outline-offset:-3px}
@@ -70,6 +73,12 @@ mark{background:var(--mark);color:inherit;outline:1px solid #d4a72c}
 .l.omitted{background:var(--omit)}.l.omitted .t{padding:6px 8px;border-top:1px dashed var(--line);border-bottom:1px dashed var(--line)}
 .loading{color:var(--mute);padding:4px 8px;font-size:13px}
 kbd{border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:12px}
+.name{color:var(--mute);font-size:13px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+h1 .name{font-weight:400}
+.l.failure{background:var(--mark)}
+.filter{align-items:center}
+.raw{white-space:nowrap}
+${Ansi.css}
 `
 
 /** The script: more lines as one scrolls, the live follow of a job, and shortcuts (`/` search, `g` go to a line). */
@@ -77,53 +86,82 @@ export const js = `"use strict";
 (function () {
   var MAX_LINES = 1000, BATCH = 200;
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
-  function lineEl(name, n, text, spans) {
+  // a line's text, its colour runs [start, end, classes] as spans and its marks [start, end] as <mark>, as the server paints them
+  function paint(t, text, runs, spans) {
+    runs = runs || []; spans = spans || [];
+    var cuts = [0, text.length];
+    runs.concat(spans).forEach(function (s) { cuts.push(s[0], s[1]); });
+    cuts = cuts.filter(function (n, k) { return n >= 0 && n <= text.length && cuts.indexOf(n) === k; }).sort(function (a, b) { return a - b; });
+    var r = 0, m = 0, mark = null;
+    for (var k = 0; k + 1 < cuts.length; k++) {
+      var a = cuts[k], b = cuts[k + 1];
+      while (r < runs.length && runs[r][1] <= a) r++;
+      while (m < spans.length && spans[m][1] <= a) m++;
+      var cls = r < runs.length && runs[r][0] <= a ? runs[r][2] : "";
+      var marked = m < spans.length && spans[m][0] <= a;
+      if (marked && !mark) { mark = el("mark"); t.appendChild(mark); }
+      if (!marked) mark = null;
+      var piece = cls ? el("span", cls, text.slice(a, b)) : document.createTextNode(text.slice(a, b));
+      (mark || t).appendChild(piece);
+    }
+  }
+  function lineEl(name, n, text, runs, spans) {
     var d = el("div", "l"); d.id = "L" + n;
     var a = el("a", "n", String(n)); a.href = "/view/" + encodeURIComponent(name) + "?line=" + n + "#L" + n;
-    var t = el("span", "t"); var at = 0;
-    (spans || []).forEach(function (s) {
-      if (s[0] < at) return;
-      t.appendChild(document.createTextNode(text.slice(at, s[0])));
-      t.appendChild(el("mark", null, text.slice(s[0], s[1]))); at = s[1];
-    });
-    t.appendChild(document.createTextNode(text.slice(at)));
+    var t = el("span", "t"); paint(t, text, runs, spans);
     d.appendChild(a); d.appendChild(t); return d;
   }
-
-  // A window opened at a line (a form gives no #fragment): bring that line into sight.
-  var target = document.querySelector(".l.target");
-  if (target && !location.hash) { target.scrollIntoView({ block: "center" }); var tn = target.querySelector(".n"); if (tn) tn.focus({ preventScroll: true }); }
+  // the first line at or below the top of the viewport, and where it is: the reader's place, kept while lines come and go
+  function place(box) {
+    var ls = box.querySelectorAll(".l");
+    for (var k = 0; k < ls.length; k++) { var r = ls[k].getBoundingClientRect(); if (r.bottom > 0) return { el: ls[k], top: r.top }; }
+    return null;
+  }
+  function keep(p) { if (p && p.el.isConnected) window.scrollBy(0, p.el.getBoundingClientRect().top - p.top); }
 
   // The page view: load the lines before and after the window as they scroll into sight; keep at most MAX_LINES in the page.
+  // The edges it watches have a fixed height, and what it is doing shows in a status that takes no room, so nothing moves.
   var body = document.getElementById("body");
+  var status = el("p", "status-bar", ""); status.setAttribute("role", "status"); status.hidden = true;
+  document.body.appendChild(status);
+  function say(text) { status.textContent = text; status.hidden = text === ""; }
   if (body && body.dataset.name) {
     var name = body.dataset.name, total = Number(body.dataset.total), q = body.dataset.q, ic = body.dataset.i;
     var first = Number(body.dataset.from), count = body.querySelectorAll(".l").length, busy = false;
-    var top = el("div", "loading", ""), bottom = el("div", "loading", "");
+    var top = el("div", "edge"), bottom = el("div", "edge");
     body.insertBefore(top, body.firstChild); body.appendChild(bottom);
+  }
+
+  // A window opened at a line: that line at the top of the viewport (a form gives no #fragment to do it).
+  var target = document.querySelector(".l.target");
+  if (target) { target.scrollIntoView({ block: "start" }); var tn = target.querySelector(".n"); if (tn) tn.focus({ preventScroll: true }); }
+
+  if (body && body.dataset.name) {
     var load = function (before) {
       if (busy) return;
       var from = before ? Math.max(1, first - BATCH) : first + count;
       var n = before ? first - from : Math.min(BATCH, total - from + 1);
       if (n <= 0) return;
-      busy = true; (before ? top : bottom).textContent = "loading lines…";
+      busy = true; say("loading lines " + from + "–" + (from + n - 1) + "…");
       var url = "/api/view/" + encodeURIComponent(name) + "/lines?from=" + from + "&count=" + n + (q ? "&q=" + encodeURIComponent(q) + (ic ? "&i=1" : "") : "");
       fetch(url, { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (page) {
         if (!page.lines) throw new Error(page.message || "could not load lines");
         var frag = document.createDocumentFragment();
-        page.lines.forEach(function (text, k) { frag.appendChild(lineEl(name, page.from + k, text, page.marks && page.marks[k])); });
-        if (before) {
-          var h = document.documentElement.scrollHeight;
-          body.insertBefore(frag, top.nextSibling); first = page.from; count += page.lines.length;
-          window.scrollBy(0, document.documentElement.scrollHeight - h);
-        } else { body.insertBefore(frag, bottom); count += page.lines.length; }
+        page.lines.forEach(function (text, k) { frag.appendChild(lineEl(name, page.from + k, text, page.runs && page.runs[k], page.marks && page.marks[k])); });
+        // the page's own scroll anchoring is off (overflow-anchor: none): the line under the reader's eye is kept in place here, once
+        var p = place(body);
+        if (before) { body.insertBefore(frag, top.nextSibling); first = page.from; }
+        else body.insertBefore(frag, bottom);
+        count += page.lines.length;
         // drop lines far from where the reader is
         while (count > MAX_LINES) {
-          if (before) { body.removeChild(bottom.previousSibling); count--; }
-          else { var h2 = document.documentElement.scrollHeight; body.removeChild(top.nextSibling); first++; count--; window.scrollBy(0, document.documentElement.scrollHeight - h2); }
+          if (before) body.removeChild(bottom.previousSibling);
+          else { body.removeChild(top.nextSibling); first++; }
+          count--;
         }
-        top.textContent = ""; bottom.textContent = "";
-      }).catch(function (e) { (before ? top : bottom).textContent = String(e.message || e); })
+        keep(p);
+        say("");
+      }).catch(function (e) { say(String(e.message || e)); })
         .then(function () { busy = false; });
     };
     if ("IntersectionObserver" in window) {
@@ -139,38 +177,50 @@ export const js = `"use strict";
   if (live && live.dataset.name) {
     var lname = live.dataset.name, next = Number(live.dataset.line), open = null, note = document.getElementById("follow-note"), state = document.getElementById("state");
     var atEnd = function () { return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 40; };
-    var add = function (text) {
-      var stick = atEnd(), parts = text.split("\\n");
-      parts.forEach(function (part, k) {
-        if (k === parts.length - 1 && part === "") return;
-        if (open) { var t = open.querySelector(".t"); t.textContent += part; }
-        else { open = lineEl(lname, next, part); live.appendChild(open); }
-        if (k < parts.length - 1) { open = null; next++; }
+    // whole lines, each with its colours; a line longer than one read comes in pieces, the last left open
+    var add = function (d) {
+      var stick = atEnd();
+      d.lines.forEach(function (line, k) {
+        if (open) paint(open.querySelector(".t"), line.text, line.runs);
+        else { open = lineEl(lname, next, line.text, line.runs); live.appendChild(open); }
+        if (k < d.lines.length - 1 || !d.open) { open = null; next++; }
       });
       if (stick) window.scrollTo(0, document.documentElement.scrollHeight);
     };
     var source = new EventSource("/api/view/" + encodeURIComponent(lname) + "/follow?offset=" + live.dataset.offset);
     if (note) note.textContent = "following live…";
-    source.addEventListener("output", function (e) { add(JSON.parse(e.data).text); });
-    source.addEventListener("end", function (e) {
-      source.close(); var d = JSON.parse(e.data), j = d.job;
-      var word = !j ? d.status : j.signal ? "killed by " + j.signal : j.exitCode === null ? "ended (exit not seen)" : "exited " + j.exitCode;
-      if (state) { state.textContent = word; state.className = "state " + (j && j.exitCode === 0 ? "ok" : "failed"); }
+    source.addEventListener("output", function (e) { add(JSON.parse(e.data)); });
+    source.addEventListener("end", function () {
+      source.close();
       if (note) note.textContent = "";
       live.dataset.state = "complete";
-      // the failure lines are found once the output is whole
-      fetch(location.pathname, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
-        var doc = new DOMParser().parseFromString(html, "text/html");
-        var fresh = doc.querySelector("section[aria-labelledby=sh]"), old = document.querySelector("section[aria-labelledby=sh]");
-        if (fresh && old) old.innerHTML = fresh.innerHTML;
-        var ff = doc.querySelector(".facts"), of = document.querySelector(".facts");
-        if (ff && of) of.innerHTML = ff.innerHTML;
-      }).catch(function () {});
+      refresh(lname, true);
     });
     source.addEventListener("failed", function (e) { source.close(); if (note) note.textContent = JSON.parse(e.data).message; });
     source.onerror = function () { if (note && source.readyState !== 2) note.textContent = "reconnecting…"; };
     source.onopen = function () { if (note) note.textContent = "following live…"; };
   }
+
+  // The facts, the state and the failure lines of a body, from the server, every 2 s while it is written and once when it ends.
+  var timer = null;
+  function refresh(name, last) {
+    fetch("/api/view/" + encodeURIComponent(name) + "/live", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (d) {
+      if (d.facts === undefined) return;
+      var facts = document.querySelector(".facts"), fails = document.getElementById("failures"), state = document.getElementById("state");
+      // what changes is above the lines: the line the reader is on stays where it is, unless the page is at its top
+      var p = window.scrollY > 0 ? place(document) : null;
+      if (facts) facts.outerHTML = d.facts;
+      if (fails) { var h = fails.querySelector("h2"); fails.innerHTML = ""; if (h) fails.appendChild(h); fails.insertAdjacentHTML("beforeend", d.failures); }
+      keep(p);
+      if (state && d.job) { state.textContent = d.word.word; state.className = "state " + d.word.cls; }
+      if (d.state === "complete" && timer !== null) { clearInterval(timer); timer = null; }
+    }).catch(function () {});
+    if (!last && timer === null) timer = setInterval(function () { if (!document.hidden) refresh(name, true); }, 2000);
+  }
+  var fl = document.getElementById("failures");
+  var followed = live && live.dataset.name;
+  if (followed) { if (live.dataset.state === "writing") refresh(live.dataset.name, false); }
+  else if (fl && fl.dataset.name) refresh(fl.dataset.name, fl.dataset.state !== "writing");
 
   // The jobs list refreshes itself while a job runs.
   if (location.pathname === "/jobs" && document.querySelector(".state.running")) {

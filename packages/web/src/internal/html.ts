@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as Ansi from "./ansi.js"
 import type * as Views from "./views.js"
 
 /** Text safe inside an element or a quoted attribute. */
@@ -92,59 +93,96 @@ ${rows}
 </table></div>`}`
 }
 
-/** The saved outputs and evidence list. */
-export const outputs = (list: ReadonlyArray<Views.Summary>): string => {
+/** The key a list's next page starts after, as a query value: `createdAt~name`. */
+export const listKey = (k: Views.ListKey): string => `${k.createdAt}~${k.id}`
+
+/** What a saved output is, for its first column: its command or tool arguments, else its tool. */
+const commandCell = (o: Views.Summary) =>
+  o.command !== null ? `<code>${escape(o.command)}</code>` : `<span class="note">${escape(o.tool)}</span>`
+
+/** The saved outputs and evidence list: one page, a filter, and a link to the next page. */
+export const outputs = (page: Views.ListPage, first: boolean): string => {
+  const list = page.items
   const rows = list.map((o) =>
     `<tr>
-<td class="name"><a href="/view/${seg(o.id)}">${escape(o.id)}</a></td>
+<td class="cmd"><a href="/view/${seg(o.id)}">${commandCell(o)}</a><br><span class="name">${escape(o.id)}</span></td>
 <td data-label="Kind">${escape(o.profile === "spill" ? "saved output" : o.profile)}</td>
 <td data-label="Tool">${escape(o.tool)}</td>
 <td data-label="Status">${escape(o.status)}</td>
 <td class="num" data-label="Size">${size(o.bytes)}</td>
 <td class="num" data-label="Lines">${count(o.lines)}</td>
-<td data-label="Owner">${escape(o.owner)}</td>
 <td data-label="Created">${time(o.createdAt)}</td>
 <td data-label="Expires">${time(o.expiresAt)}</td>
 <td><a href="/view/${seg(o.id)}/seen">what the model saw</a></td>
 </tr>`
   ).join("\n")
+  const filter = page.filter
+  const q = filter === "" ? "" : `&amp;filter=${encodeURIComponent(filter)}`
+  const pager = `<p class="pager">${first ? "" : `<a href="/outputs${filter === "" ? "" : `?filter=${encodeURIComponent(filter)}`}">newest</a>`} ${
+    page.next !== undefined ? `<a rel="next" href="/outputs?after=${encodeURIComponent(listKey(page.next))}${q}">older outputs</a>` : ""
+  }</p>`
   return `<h1>Saved outputs and evidence</h1>
 <p class="lede">Output kept whole after a model was shown a preview of it, newest first. Secrets were masked before anything was kept.</p>
-${list.length === 0 ? `<p class="empty">Nothing is kept.</p>` : `<div class="scroll list"><table>
+<form class="tools filter" method="get" action="/outputs" role="search" aria-label="Filter saved outputs">
+<label for="filter">Filter</label>
+<input id="filter" name="filter" type="search" value="${escape(filter)}" maxlength="200" placeholder="command, tool, status or name" autocomplete="off" spellcheck="false">
+<button type="submit">Filter</button>${filter !== "" ? ` <a href="/outputs">all outputs</a>` : ""}
+</form>
+${list.length === 0 ? `<p class="empty">${filter === "" ? (first ? "Nothing is kept." : "No older outputs.") : `No output matches ${escape(JSON.stringify(filter))}.`}</p>` : `<div class="scroll list"><table>
 <caption class="sr">Saved outputs and evidence</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Lines</th><th scope="col">Owner</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col"><span class="sr">Preview</span></th></tr></thead>
+<thead><tr><th scope="col">Command</th><th scope="col">Kind</th><th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Lines</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col"><span class="sr">Preview</span></th></tr></thead>
 <tbody>
 ${rows}
 </tbody>
-</table></div>`}`
+</table></div>`}
+${pager}`
 }
 
 /** One line of a body, numbered and linked to its page view. */
-const line = (name: string, n: number, text: string, marks: ReadonlyArray<readonly [number, number]> = [], target = false) =>
-  `<div class="l${target ? " target" : ""}" id="L${n}"><a class="n" href="/view/${seg(name)}?line=${n}#L${n}">${n}</a><span class="t">${highlight(text, marks)}</span></div>`
+const line = (name: string, n: number, text: Ansi.Rendered, marks: ReadonlyArray<readonly [number, number]> = [], cls = "") =>
+  `<div class="l${cls === "" ? "" : ` ${cls}`}" id="L${n}"><a class="n" href="/view/${seg(name)}?line=${n}#L${n}">${n}</a><span class="t">${paint(text, marks)}</span></div>`
 
 /** Text with `[start, end)` spans wrapped in `<mark>`. */
-export const highlight = (text: string, marks: ReadonlyArray<readonly [number, number]>): string => {
+export const highlight = (text: string, marks: ReadonlyArray<readonly [number, number]>): string => paint({ text, runs: [] }, marks)
+
+/** A line without escapes, its colour runs as classed spans and its marks as `<mark>`. */
+export const paint = (line: Ansi.Rendered, marks: ReadonlyArray<readonly [number, number]>): string => {
+  const { runs, text } = line
+  if (runs.length === 0 && marks.length === 0) return escape(text)
+  const cuts = new Set<number>([0, text.length])
+  for (const [s, e] of marks) cuts.add(s).add(e)
+  for (const [s, e] of runs) cuts.add(s).add(e)
+  const points = [...cuts].filter((n) => n >= 0 && n <= text.length).sort((a, b) => a - b)
   let out = ""
-  let at = 0
-  for (const [s, e] of marks) {
-    if (s < at) continue
-    out += escape(text.slice(at, s)) + `<mark>${escape(text.slice(s, e))}</mark>`
-    at = e
+  let r = 0
+  let m = 0
+  let open = false
+  for (let k = 0; k + 1 < points.length; k++) {
+    const a = points[k]!
+    const b = points[k + 1]!
+    while (r < runs.length && runs[r]![1] <= a) r++
+    while (m < marks.length && marks[m]![1] <= a) m++
+    const run = r < runs.length && runs[r]![0] <= a ? runs[r]![2] : ""
+    const marked = m < marks.length && marks[m]![0] <= a
+    const piece = escape(text.slice(a, b))
+    if (marked !== open) out += marked ? "<mark>" : "</mark>"
+    open = marked
+    out += run !== "" ? `<span class="${run}">${piece}</span>` : piece
   }
-  return out + escape(text.slice(at))
+  return open ? `${out}</mark>` : out
 }
 
 const facts = (s: Views.Summary) => {
   const rows: Array<[string, string]> = [
+    ...(s.command !== null && s.job === undefined ? [["Command", `<code>${escape(s.command)}</code>`] as [string, string]] : []),
     ["Kind", escape(s.profile === "spill" ? "saved output" : s.profile === "spool" ? "job output" : s.profile)],
     ["Tool", escape(s.tool)],
     ["Status", escape(s.state === "writing" ? "being written" : s.status)],
     ["Owner", escape(s.owner)],
     ["Created", time(s.createdAt)],
     ["Expires", time(s.expiresAt, s.state === "writing" ? "after it ends" : "never")],
-    ["Size", `${size(s.bytes)} (${count(s.bytes)} bytes)`],
-    ["Lines", count(s.lines)]
+    ["Size", `<span data-fact="size">${size(s.bytes)} (${count(s.bytes)} bytes)</span>`],
+    ["Lines", `<span data-fact="lines">${count(s.lines)}</span>`]
   ]
   if (s.kept === "head") rows.push(["Kept", `only the first ${count(s.bytes)} of ${count(s.sourceBytes)} bytes`])
   if (s.captureError !== null) rows.push(["Capture", escape(s.captureError)])
@@ -160,6 +198,7 @@ const tools = (name: string, total: number, q: string, ignoreCase: boolean) =>
 <button type="submit">Go</button>
 <a href="/view/${seg(name)}?line=1#L1">first</a>
 <a href="/view/${seg(name)}?line=${Math.max(1, total)}#L${Math.max(1, total)}" data-key="last">last line</a>
+<a class="raw" href="/view/${seg(name)}/raw" download="${escape(name)}">download (text)</a>
 </form>
 <form class="search" method="get" action="/view/${seg(name)}" role="search" aria-label="Search this output">
 <label for="q">Search</label>
@@ -172,28 +211,38 @@ const tools = (name: string, total: number, q: string, ignoreCase: boolean) =>
 /** The search results section. */
 const results = (name: string, r: Views.SearchView) => {
   if (r.error !== undefined) return `<section class="results" aria-labelledby="rh"><h2 id="rh">Search</h2><p class="error" role="alert">${escape(r.error)}</p></section>`
+  const q = `q=${encodeURIComponent(r.pattern)}${r.ignoreCase ? "&amp;i=1" : ""}`
   const items = r.matches.map((m) =>
-    `<li><a href="/view/${seg(name)}?line=${m.line}&amp;q=${encodeURIComponent(r.pattern)}${r.ignoreCase ? "&amp;i=1" : ""}#L${m.line}"><span class="n">${m.line}</span></a> <code>${highlight(m.text, m.spans)}</code>${m.cut ? ' <span class="cut">(line cut)</span>' : ""}</li>`
+    `<li><a href="/view/${seg(name)}?line=${m.line}&amp;${q}#L${m.line}"><span class="n">${m.line}</span></a> <code>${paint(m, m.spans)}</code>${m.cut ? ' <span class="cut">(line cut)</span>' : ""}</li>`
   ).join("\n")
-  const more = r.more ? ` More lines match past the first ${r.matches.length}; narrow the pattern.` : ""
-  const stopped = r.stoppedAtLine !== undefined ? ` The search stopped at its deadline at line ${r.stoppedAtLine}.` : ""
+  const from = r.fromLine > 1 ? ` from line ${count(r.fromLine)}` : ""
+  const stopped = r.stoppedAtLine !== undefined ? ` The search stopped at its deadline at line ${count(r.stoppedAtLine)}; the next page goes on from there.` : ""
+  const next = r.nextLine !== undefined
+    ? `<a rel="next" href="/view/${seg(name)}?${q}&amp;from=${r.nextLine}">next matches, from line ${count(r.nextLine)}</a>`
+    : ""
+  const back = r.fromLine > 1 ? `<a href="/view/${seg(name)}?${q}">first matches</a>` : ""
   return `<section class="results" aria-labelledby="rh">
-<h2 id="rh">${r.matches.length === 0 ? "No line matches" : `${r.matches.length}${r.more ? "+" : ""} matching ${r.matches.length === 1 ? "line" : "lines"}`} <code>${escape(r.pattern)}</code></h2>
-<p class="note">Searched with the same bounded engine as <code>spillway grep</code>.${more}${stopped}</p>
-${items === "" ? "" : `<ol class="matches">\n${items}\n</ol>`}
+<h2 id="rh">${r.matches.length === 0 ? "No line matches" : `${r.matches.length}${r.more ? "+" : ""} matching ${r.matches.length === 1 ? "line" : "lines"}`}${from} <code>${escape(r.pattern)}</code></h2>
+<p class="note">Searched with the same bounded engine as <code>spillway grep</code>.${stopped}</p>
+${items === "" ? "" : `<ol class="matches" start="1">\n${items}\n</ol>`}
+${next !== "" || back !== "" ? `<p class="pager">${back} ${next}</p>` : ""}
 </section>`
 }
 
 /** The page view of a body: facts, the forms, search results and a window of lines that the script extends as one scrolls. */
 export const view = (v: Views.PageView): string => {
   const s = v.summary
-  const lines = v.lines.map((t, k) => line(s.id, v.from + k, t, v.marks[k] ?? [], v.from + k === v.target)).join("\n")
+  const lines = v.lines.map((t, k) => line(s.id, v.from + k, t, v.marks[k] ?? [], v.from + k === v.target ? "target" : "")).join("\n")
   const isJob = s.job !== undefined
-  return `<h1><span class="sr">Output </span><code>${escape(isJob ? s.job!.command : s.id)}</code></h1>
+  return `<h1><span class="sr">Output </span><code>${escape(s.command ?? s.id)}</code>${s.command !== null ? ` <span class="name">${escape(s.id)}</span>` : ""}</h1>
 ${facts(s)}
 <p class="links">${isJob ? `<a href="/jobs/${seg(s.id)}">job page</a> · ` : ""}${s.profile === "spill" || s.profile === "evidence" ? `<a href="/view/${seg(s.id)}/seen">what the model saw</a>` : ""}</p>
 ${tools(s.id, s.lines, v.search?.pattern ?? "", v.search?.ignoreCase ?? false)}
 ${v.search !== undefined ? results(s.id, v.search) : ""}
+<section aria-labelledby="sh" id="failures" data-name="${escape(s.id)}" data-state="${s.state}">
+<h2 id="sh">Lines that report errors or failures</h2>
+<p class="note">Looking for them…<noscript> Without the script, they are at <a href="/api/view/${seg(s.id)}/live">this address</a>, as data.</noscript></p>
+</section>
 <section aria-labelledby="bh">
 <h2 id="bh">Lines ${v.lines.length === 0 ? "" : `${count(v.from)}–${count(v.from + v.lines.length - 1)} `}of ${count(s.lines)}</h2>
 ${v.cut !== undefined ? `<p class="note">Line ${v.cut.line} is ${count(v.cut.totalBytes)} bytes long; its first ${count(v.cut.shownBytes)} are shown.</p>` : ""}
@@ -204,27 +253,36 @@ ${v.lines.length === 0 ? `<p class="empty">This output is empty.</p>` : lines}
 </section>`
 }
 
+/** The lines that report failures, linked to their lines: on a job's page and a saved output's. */
+export const failures = (s: Views.Summary, found: Views.JobView["salient"]): string =>
+  found.lines.length === 0
+    ? `<p class="empty">No line reports an error or a failure${s.state === "writing" ? " yet" : ""}.</p>`
+    : `<ol class="salient">${found.lines.map((l) =>
+      `<li class="${l.role ?? "explains"}"><a href="/view/${seg(s.id)}?line=${l.line}#L${l.line}"><span class="n">${l.line}</span></a> <code>${escape(l.text)}</code></li>`
+    ).join("\n")}</ol>${found.total > found.lines.filter((l) => l.role !== "context").length ? `<p class="note">${found.total} lines report errors or failures in all; the first are shown.</p>` : ""}`
+
+/** A job's state as a word and a class, for the live facts. */
+export const stateOf = (s: Views.Summary): { readonly word: string; readonly cls: string } => jobState(s)
+
+/** The facts of a body, for the live facts. */
+export const factsOf = (s: Views.Summary): string => facts(s)
+
 /** A job's page: its facts, the lines that report failures, and the newest lines, which the script follows live. */
 export const job = (v: Views.JobView): string => {
   const s = v.summary
   const st = jobState(s)
-  const salient = v.salient.lines.length === 0
-    ? `<p class="empty">No line reports an error or a failure${s.state === "writing" ? " yet" : ""}.</p>`
-    : `<ol class="salient">${v.salient.lines.map((l) =>
-      `<li class="${l.role ?? "explains"}"><a href="/view/${seg(s.id)}?line=${l.line}#L${l.line}"><span class="n">${l.line}</span></a> <code>${escape(l.text)}</code></li>`
-    ).join("\n")}</ol>${v.salient.total > v.salient.lines.filter((l) => l.role !== "context").length ? `<p class="note">${v.salient.total} lines report errors or failures in all; the first are shown.</p>` : ""}`
-  const lines = v.lines.map((t, k) => line(s.id, v.from + k, t)).join("\n")
+  const lines = v.lines.map((t, k) => line(s.id, v.from + k, Ansi.render(t))).join("\n")
   return `<h1><span class="sr">Job </span><code>${escape(s.job?.command ?? s.id)}</code></h1>
 <p class="status"><span class="state ${st.cls}" id="state" role="status">${escape(st.word)}</span> <span id="follow-note" class="note"></span></p>
 ${facts(s)}
-<p class="links"><a href="/view/${seg(s.id)}">page through its output</a> · <a href="/jobs">all jobs</a></p>
-<section aria-labelledby="sh">
+<p class="links"><a href="/view/${seg(s.id)}">page through its output</a> · <a href="/view/${seg(s.id)}/raw" download="${escape(s.id)}">download (text)</a> · <a href="/jobs">all jobs</a></p>
+<section aria-labelledby="sh" id="failures">
 <h2 id="sh">Lines that report errors or failures</h2>
-${salient}
+${failures(s, v.salient)}
 </section>
 <section aria-labelledby="oh">
 <h2 id="oh">Output${v.from > 1 ? ` from line ${count(v.from)}` : ""}</h2>
-<div class="body live" id="live" data-name="${escape(s.id)}" data-offset="${v.endOffset}" data-line="${v.from + v.lines.length}" data-state="${s.state}" aria-live="polite" aria-relevant="additions">
+<div class="body live" id="live" data-name="${escape(s.id)}" data-offset="${v.endOffset}" data-line="${v.from + v.lines.length}" data-state="${s.state}" aria-live="off">
 ${lines}
 </div>
 </section>`
@@ -233,11 +291,15 @@ ${lines}
 /** What the model saw beside the body it stands for. */
 export const seen = (v: Views.SeenView): string => {
   const s = v.summary
+  const failed = new Set(v.failures)
   const parts = v.body.map((p) =>
     p.kind === "omitted"
       ? `<div class="l omitted"><span class="n" aria-hidden="true">⋯</span><span class="t"><a href="/view/${seg(s.id)}?line=${p.from}#L${p.from}">lines ${count(p.from)}–${count(p.to)} not shown to the model (${count(p.to - p.from + 1)} ${p.to === p.from ? "line" : "lines"})</a></span></div>`
-      : p.lines.map((t, k) => line(s.id, p.from + k, t)).join("\n")
+      : p.lines.map((t, k) => line(s.id, p.from + k, Ansi.render(t), [], failed.has(p.from + k) ? "failure" : "")).join("\n")
   ).join("\n")
+  const shownFailures = v.failures.length === 0
+    ? ""
+    : `<p class="note">Lines the model was shown as reporting failures: ${v.failures.map((n) => `<a href="#L${n}">${count(n)}</a>`).join(", ")}.</p>`
   return `<h1><span class="sr">What the model saw of </span><code>${escape(s.id)}</code></h1>
 ${facts(s)}
 <p class="note">${escape(v.note)}</p>
@@ -245,6 +307,7 @@ ${facts(s)}
 <section aria-labelledby="mh">
 <h2 id="mh">What the model saw</h2>
 <pre class="preview" tabindex="0">${escape(v.preview)}</pre>
+${shownFailures}
 </section>
 <section aria-labelledby="kh">
 <h2 id="kh">The body it stands for</h2>

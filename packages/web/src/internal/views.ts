@@ -12,6 +12,7 @@
 import { Access, Body, Cursor, Errors, Evidence, Grep, type Manifests, Preview, Salience, Spill, SpillName, Utf8 } from "@spillway/core"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
 import { BodyRead } from "../BodyRead.js"
+import * as Ansi from "./ansi.js"
 
 /** How a host's tools told a model to read on and to search, by tool name. */
 export interface Hints {
@@ -32,6 +33,10 @@ export interface Config {
   readonly maxApiLines: number
   readonly jobLines: number
   readonly salienceScanBytes: number
+  /** Items on one page of a list. */
+  readonly listPageSize: number
+  /** Most manifests one page of a list looks at, passing over those the person may not list. */
+  readonly maxListLooked: number
 }
 
 /** What a page may show of a manifest: no location, no checkpoint, no cursor. */
@@ -50,6 +55,8 @@ export interface Summary {
   readonly sourceBytes: number
   readonly kept: "whole" | "head"
   readonly captureError: string | null
+  /** The command or the tool's arguments, as recorded (secrets masked); null when none was. */
+  readonly command: string | null
   readonly job?: {
     readonly pid: number
     readonly command: string
@@ -81,6 +88,7 @@ export const summarize = (m: Manifests.Manifest): Summary => ({
   sourceBytes: m.sourceBytes,
   kept: m.kept,
   captureError: m.captureError === null ? null : withoutPaths(m.captureError),
+  command: m.origin._tag === "Job" ? m.origin.command : m.origin._tag === "Tool" ? m.origin.command ?? null : null,
   ...(m.origin._tag === "Job"
     ? {
       job: {
@@ -124,6 +132,69 @@ export const list = (c: Config, profiles: ReadonlyArray<string>) =>
     }
     // running jobs first, then newest first
     return out.sort((a, b) => (a.state === b.state ? b.createdAt - a.createdAt : a.state === "writing" ? -1 : 1))
+  })
+
+/** Where a page of a list starts: after the item with this creation time and name. */
+export interface ListKey {
+  readonly createdAt: number
+  readonly id: string
+}
+
+/** One page of a list, and where the next one starts when there is one. */
+export interface ListPage {
+  readonly items: ReadonlyArray<Summary>
+  readonly next: ListKey | undefined
+  readonly filter: string
+}
+
+/**
+ * One page of the bodies of some profiles that the person may list, newest
+ * first, optionally only those whose name, tool, status or command contains
+ * `filter`. Each profile is read in pages of the store's own (newest first,
+ * from the key), so the first page costs the same whatever the list's
+ * length; the profiles are merged, and items the person may not list are
+ * passed over, looking at no more than `maxLooked` manifests in all.
+ */
+export const listPage = (c: Config, profiles: ReadonlyArray<string>, options: { readonly after?: ListKey | undefined; readonly filter: string; readonly size: number }) =>
+  Effect.gen(function*() {
+    const reads = yield* BodyRead
+    const batch = options.size + 1
+    const feeds = profiles.map((profile) => ({ profile, before: options.after, buffer: [] as Array<Manifests.Manifest>, done: false }))
+    const out: Array<Summary> = []
+    let looked = 0
+    let last: Manifests.Manifest | undefined
+    while (out.length <= options.size && looked < c.maxListLooked) {
+      for (const f of feeds) {
+        if (f.buffer.length > 0 || f.done) continue
+        const got = yield* reads.manifests(f.profile, { owner: c.owner, before: f.before, text: options.filter === "" ? undefined : options.filter, limit: batch })
+        f.buffer = [...got]
+        if (got.length < batch) f.done = true
+        const tail = got[got.length - 1]
+        if (tail !== undefined) f.before = { createdAt: tail.createdAt, id: tail.id }
+      }
+      // the newest head of the feeds
+      let pick: typeof feeds[number] | undefined
+      for (const f of feeds) {
+        const h = f.buffer[0]
+        if (h === undefined) continue
+        const p = pick?.buffer[0]
+        if (p === undefined || h.createdAt > p.createdAt || (h.createdAt === p.createdAt && h.id > p.id)) pick = f
+      }
+      if (pick === undefined) break
+      const m = pick.buffer.shift()!
+      looked++
+      if (m.owner !== c.owner || SpillName.checkFilename(m.id) !== undefined) continue
+      const allowed = yield* Effect.either(reads.authorize(callerFor(c, m), Body.resourceOf(m), "list"))
+      if (allowed._tag === "Left") continue
+      if (out.length === options.size) {
+        // one more than a page: there is a next page, which starts after the last item shown
+        return { items: out, next: { createdAt: last!.createdAt, id: last!.id }, filter: options.filter } satisfies ListPage
+      }
+      out.push(summarize(m))
+      last = m
+    }
+    const stopped = looked >= c.maxListLooked && last !== undefined
+    return { items: out, next: stopped ? { createdAt: last!.createdAt, id: last!.id } : undefined, filter: options.filter } satisfies ListPage
   })
 
 /** The summary of one body the person may read. */
@@ -175,7 +246,9 @@ export const lines = (c: Config, name: string, from: number, count: number) =>
 /** One matching line, with where the pattern matches in it. */
 export interface Match {
   readonly line: number
+  /** The line without escapes; `runs` are its colours. */
   readonly text: string
+  readonly runs: ReadonlyArray<Ansi.Run>
   readonly cut: boolean
   readonly spans: ReadonlyArray<readonly [number, number]>
 }
@@ -187,29 +260,39 @@ export interface SearchView {
   readonly matches: ReadonlyArray<Match>
   readonly more: boolean
   readonly stoppedAtLine?: number | undefined
+  /** The first line searched. */
+  readonly fromLine: number
+  /** Where the next page of matches starts, when more lines match. */
+  readonly nextLine?: number | undefined
   /** Why the pattern was refused, when it was. */
   readonly error?: string | undefined
 }
 
 /** Searches a body with `grepSpill`, the engine `spillway grep` uses, and marks where each line matches. */
-export const search = (c: Config, name: string, pattern: string, ignoreCase: boolean, max: number) =>
+export const search = (c: Config, name: string, pattern: string, ignoreCase: boolean, max: number, fromLine = 1) =>
   Effect.gen(function*() {
     const m = yield* manifestOf(name)
-    const result = yield* Spill.grepSpill(pattern, name, { maxResults: max, ignoreCase }).pipe(
+    const result = yield* Spill.grepSpill(pattern, name, { maxResults: max, ignoreCase, fromLine }).pipe(
       Effect.provideService(Access.CurrentCaller, callerFor(c, m))
     )
     const matcher = Grep.compile(pattern, { ignoreCase })
     return {
       pattern,
       ignoreCase,
-      matches: result.matches.map((x) => ({
-        line: x.line,
-        text: x.text,
-        cut: x.cut,
-        spans: matcher._tag === "Right" ? Grep.spans(matcher.right, x.text) : []
-      })),
+      matches: result.matches.map((x) => {
+        const shown = Ansi.render(x.text)
+        return {
+          line: x.line,
+          text: shown.text,
+          runs: shown.runs,
+          cut: x.cut,
+          spans: matcher._tag === "Right" ? Grep.spans(matcher.right, shown.text) : []
+        }
+      }),
       more: result.more,
-      stoppedAtLine: result.stoppedAtLine
+      stoppedAtLine: result.stoppedAtLine,
+      fromLine,
+      nextLine: result.stoppedAtLine ?? (result.more && result.matches.length > 0 ? result.matches[result.matches.length - 1]!.line + 1 : undefined)
     } satisfies SearchView
   })
 
@@ -217,7 +300,7 @@ export const search = (c: Config, name: string, pattern: string, ignoreCase: boo
 export interface PageView {
   readonly summary: Summary
   readonly from: number
-  readonly lines: ReadonlyArray<string>
+  readonly lines: ReadonlyArray<Ansi.Rendered>
   readonly marks: ReadonlyArray<ReadonlyArray<readonly [number, number]>>
   readonly target: number | undefined
   readonly cut?: Lines["cut"]
@@ -225,7 +308,12 @@ export interface PageView {
 }
 
 /** The page view of a body around line `target` (the start when undefined), with the search's matches marked. */
-export const page = (c: Config, name: string, target: number | undefined, query: { readonly pattern: string; readonly ignoreCase: boolean } | undefined) =>
+export const page = (
+  c: Config,
+  name: string,
+  target: number | undefined,
+  query: { readonly pattern: string; readonly ignoreCase: boolean; readonly fromLine?: number | undefined } | undefined
+) =>
   Effect.gen(function*() {
     const s = yield* summary(c, name)
     const total = s.lines
@@ -240,17 +328,18 @@ export const page = (c: Config, name: string, target: number | undefined, query:
     if (query !== undefined && query.pattern !== "") {
       const compiled = Grep.compile(query.pattern, { ignoreCase: query.ignoreCase })
       if (compiled._tag === "Left") {
-        found = { pattern: query.pattern, ignoreCase: query.ignoreCase, matches: [], more: false, error: compiled.left.message }
+        found = { pattern: query.pattern, ignoreCase: query.ignoreCase, matches: [], more: false, fromLine: 1, error: compiled.left.message }
       } else {
         matcher = compiled.right
-        found = yield* search(c, name, query.pattern, query.ignoreCase, c.maxSearchResults)
+        found = yield* search(c, name, query.pattern, query.ignoreCase, c.maxSearchResults, query.fromLine ?? 1)
       }
     }
+    const shown = window.lines.map(Ansi.render)
     return {
       summary: window.summary,
       from: window.from,
-      lines: window.lines,
-      marks: window.lines.map((l) => (matcher === undefined ? [] : Grep.spans(matcher, l))),
+      lines: shown,
+      marks: shown.map((l) => (matcher === undefined ? [] : Grep.spans(matcher, l.text))),
       target,
       cut: window.cut,
       search: found
@@ -372,12 +461,16 @@ export const follow = (c: Config, name: string, from: number) =>
           }
           const { bytes, manifest } = polled.right
           const complete = manifest.state === "complete"
-          // whole code points only, unless the body is complete and this is its end
-          const usable = complete && s.offset + bytes.length >= polled.right.size ? bytes.length : bytes.length - Utf8.incompleteSuffix(bytes)
+          const atEnd = complete && s.offset + bytes.length >= polled.right.size
+          // whole lines, so each is shown with its colours once; a line longer than a read goes in whole code points
+          const lastBreak = bytes.lastIndexOf(10)
+          const usable = atEnd ? bytes.length : lastBreak !== -1 ? lastBreak + 1 : bytes.length === 64 * 1024 ? bytes.length - Utf8.incompleteSuffix(bytes) : 0
           if (usable > 0) {
             const next = s.offset + usable
             const text = Utf8.decodeLossy(bytes.subarray(0, usable))
-            return Option.some([event("output", { offset: s.offset, text }, next), { ...s, offset: next, quietSince: t }] as const)
+            const open = !text.endsWith("\n")
+            const lines = splitLines(text).map(Ansi.render)
+            return Option.some([event("output", { offset: s.offset, lines, open }, next), { ...s, offset: next, quietSince: t }] as const)
           }
           if (complete) {
             const sum = summarize(manifest)
@@ -408,6 +501,42 @@ export interface SeenView {
   readonly preview: string
   readonly note: string
   readonly body: ReadonlyArray<BodyPart>
+  /** The lines the model was shown in its section of failure lines, by number. */
+  readonly failures: ReadonlyArray<number>
+}
+
+/** The salient lines a preview's failure section shows (`N: text`, as `Preview` writes them). */
+export const shownSalient = (preview: string, lines: ReadonlyArray<Salience.SalientLine>): Array<number> => {
+  const rows = new Set(preview.split("\n"))
+  return lines.filter((l) => rows.has(`${l.line}: ${Salience.cutMiddle(l.text, Preview.SALIENT_CHARS)}`)).map((l) => l.line)
+}
+
+/** Line ranges with some single lines added, merged and in order. */
+const withLines = (ranges: ReadonlyArray<{ readonly from: number; readonly to: number }>, lines: ReadonlyArray<number>) => {
+  const all = [...ranges, ...lines.map((n) => ({ from: n, to: n }))].sort((a, b) => a.from - b.from)
+  const out: Array<{ from: number; to: number }> = []
+  for (const r of all) {
+    const last = out[out.length - 1]
+    if (last !== undefined && r.from <= last.to + 1) last.to = Math.max(last.to, r.to)
+    else out.push({ ...r })
+  }
+  return out
+}
+
+/** A first result of get_tool_output as a model reads its text: its content or head and tail, the failure lines and the facts, with no JSON escapes. */
+const evidenceText = (first: Evidence.First): string => {
+  const parts: Array<string> = [`tool: ${first.tool} · status: ${first.status} · ${first.total_bytes} bytes · ${first.total_code_points} code points`]
+  if (first.kept_in_part !== undefined) parts.push(`kept in part: ${first.kept_in_part}`)
+  if (first.content !== undefined) parts.push(`content:\n${first.content}`)
+  if (first.failure_lines !== undefined) {
+    parts.push(`failure lines (${first.failure_lines.length} of ${first.failure_lines_total ?? first.failure_lines.length}):\n${first.failure_lines.map((l) => `${l.line}: ${l.text}`).join("\n")}`)
+  }
+  if (first.head !== undefined) parts.push(`head:\n${first.head}`)
+  if (first.tail !== undefined && first.tail !== "") parts.push(`tail:\n${first.tail}`)
+  if (first.next_cursor !== undefined) parts.push("next_cursor: (a signed cursor; not shown here)")
+  if (first.instructions !== undefined) parts.push(`instructions: ${first.instructions}`)
+  parts.push(`truncated: ${first.truncated} · expires at ${first.expires_at}`)
+  return Ansi.strip(parts.join("\n\n"))
 }
 
 const exitOf = (status: string): number | undefined => {
@@ -468,7 +597,6 @@ export const seen = (c: Config, name: string) =>
       const first = yield* Evidence.first(m, text, { cursor: (n) => codec.encode(m.id, n) }).pipe(
         Effect.mapError((e) => new Errors.InvalidRequest({ argument: "name", reason: e.message }))
       )
-      const shown = first.next_cursor === undefined ? first : { ...first, next_cursor: "(a signed cursor; not shown here)" }
       const total = s.lines
       let ranges: Array<{ from: number; to: number }>
       if (first.content !== undefined) ranges = total > 0 ? [{ from: 1, to: total }] : []
@@ -479,11 +607,13 @@ export const seen = (c: Config, name: string) =>
         const t = linesOfRange(text, tailStart, text.length)
         ranges = headEnd === 0 ? [t] : t.from <= h.to + 1 ? [{ from: 1, to: t.to }] : [h, t]
       }
+      const failures = (first.failure_lines ?? []).map((l) => l.line)
       return {
         summary: s,
-        preview: JSON.stringify(shown, null, 2),
+        preview: evidenceText(first),
         note: "Re-derived from the body with the same code and the default 12,000-character budget, as get_tool_output's first result; the first and last lines shown may be shown only in part.",
-        body: yield* partsOf(c, name, total, ranges)
+        body: yield* partsOf(c, name, total, withLines(ranges, failures)),
+        failures
       } satisfies SeenView
     }
     if (m.profile !== "spill") {
@@ -545,14 +675,56 @@ export const seen = (c: Config, name: string) =>
       exitCode === undefined ? `Its status (${m.status}) names no exit code; 0 is assumed.` : "",
       took > 1000 ? `Finding its failure lines read all ${size.toLocaleString("en-US")} bytes (${(took / 1000).toFixed(1)} s).` : ""
     ].filter((n) => n !== "")
+    const failures = shownSalient(preview.text, found.lines)
     return {
       summary: s,
-      preview: preview.text,
+      preview: Ansi.strip(preview.text),
       note: notes.join(" "),
-      body: yield* partsOf(c, name, m.lines, preview.ranges)
+      body: yield* partsOf(c, name, m.lines, withLines(preview.ranges, failures)),
+      failures
     } satisfies SeenView
   }))
 
-/** Where a search's pattern matches in each of some lines, for highlighting them. */
-export const marksOf = (query: { readonly pattern: string; readonly ignoreCase: boolean }, lines: ReadonlyArray<string>) =>
-  Effect.map(Grep.compile(query.pattern, { ignoreCase: query.ignoreCase }), (m) => lines.map((l) => Grep.spans(m, l)))
+/** Where a search's pattern matches in each of some lines (without their escapes), for highlighting them. */
+export const marksOf = (query: { readonly pattern: string; readonly ignoreCase: boolean }, lines: ReadonlyArray<Ansi.Rendered>) =>
+  Effect.map(Grep.compile(query.pattern, { ignoreCase: query.ignoreCase }), (m) => lines.map((l) => Grep.spans(m, l.text)))
+
+/** A body's facts and the lines that report failures, as they stand now: what a page of a growing body polls. */
+export interface LiveView {
+  readonly summary: Summary
+  readonly salient: Salience.Found
+}
+
+/** The facts and failure lines of a body now, its failure lines found in at most its first `salienceScanBytes`. */
+export const live = (c: Config, name: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const m = yield* manifestOf(name)
+    const reads = yield* BodyRead
+    const reader = yield* reads.open(callerFor(c, m), name)
+    const salient = yield* salientOf(reader, Math.min(reader.size, c.salienceScanBytes))
+    return { summary: summarize(reader.manifest), salient } satisfies LiveView
+  }))
+
+const RAW_CHUNK = 256 * 1024
+
+/**
+ * The masked body as it is kept, for a download: opened for the person
+ * through `Access`, read in chunks of 256 KiB up to its size at the open,
+ * whatever that size.
+ */
+export const raw = (c: Config, name: string) =>
+  Effect.gen(function*() {
+    const m = yield* manifestOf(name)
+    const reads = yield* BodyRead
+    const caller = callerFor(c, m)
+    // the check runs now, so a refusal is an answer of its own and not a broken download
+    yield* Effect.scoped(reads.open(caller, name))
+    return Stream.unwrapScoped(Effect.map(reads.open(caller, name), (reader) =>
+      Stream.unfoldEffect(0, (at) =>
+        at >= reader.size
+          ? Effect.succeed(Option.none())
+          : Effect.map(reader.read(at, Math.min(RAW_CHUNK, reader.size - at)), (bytes) =>
+            bytes.length === 0 ? Option.none() : Option.some([bytes, at + bytes.length] as const)
+          ))
+    ))
+  })
