@@ -20,9 +20,10 @@ const quick = process.env.SPILLWAY_QUICK !== "0"
 if (quick && process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
 
 // `mcp`, `host`, `hook` and `serve` are programs of their own, so the rest of the command never loads what they need
-// (`serve --help` is answered by the command, which lists it)
-const own = process.argv[2] === "mcp" || process.argv[2] === "host" || process.argv[2] === "hook" ||
-  (process.argv[2] === "serve" && !process.argv.includes("--help") && !process.argv.includes("-h"))
+// (their help, asked for before any --, is answered by the command, which holds every help page)
+const flags = process.argv.indexOf("--") === -1 ? process.argv : process.argv.slice(0, process.argv.indexOf("--"))
+const help = flags.includes("--help") || flags.includes("-h")
+const own = !help && ["mcp", "host", "hook", "serve"].includes(process.argv[2])
 if (own) {
   require(`../dist/${process.argv[2]}.cjs`)
   return
@@ -50,7 +51,7 @@ const load = (name) => {
 }
 
 // the run program takes only a command after -- or a line after -c: anything else is not loaded twice
-const runForm = process.argv[2] === "run" && (process.argv.includes("--") || process.argv.includes("-c"))
+const runForm = process.argv[2] === "run" && !help && (process.argv.includes("--") || process.argv.includes("-c"))
 if (quick && runForm && load("run").tryQuickRun(process.argv.slice(2))) return
 
 load("spillway")

@@ -1,97 +1,121 @@
 /**
- * The `spillway` command: `run` a command and keep its output, `read` and
- * `grep` saved output back, `serve` a read-only web view of it.
+ * The `spillway` command: what `run`, `read`, `grep` and `init` do with the
+ * arguments `Parse` read against their `Usage` specs. `mcp`, `host`, `hook`
+ * and `serve` are programs of their own (the bin starts them).
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { Spill } from "@spillway/core"
-import { Effect } from "effect"
-import { readHint } from "./Hints.js"
-import * as Commands from "./Commands.js"
+import { Effect, Option } from "effect"
+import { READ_LIMIT, readHint, shellWord } from "./Hints.js"
 import * as Init from "./Init.js"
-import * as ServeCommand from "./ServeCommand.js"
-import { exitCode, type Output } from "./Output.js"
+import * as OutputDir from "./OutputDir.js"
+import { Exit2, exitCode, type Output, OutputTag } from "./Output.js"
+import * as Parse from "./Parse.js"
 import { runCommand } from "./RunCommand.js"
+import * as Usage from "./Usage.js"
 
 /** Passes a signal on to the command `spillway run` is running (see `RunCommand`). */
 export { signalCommand } from "./RunCommand.js"
 
-const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object with the same facts"))
-
-const run = Command.make(
-  "run",
-  {
-    maxChars: Options.integer("max-chars").pipe(
-      Options.withDefault(Spill.MAX_STDOUT_LEN),
-      Options.withDescription("cap on what is printed, in characters")
-    ),
-    shell: Options.text("c").pipe(Options.optional, Options.withDescription("run this line with /bin/sh -c")),
-    stdin: Options.boolean("stdin").pipe(Options.withDescription("pass spillway's stdin on to the command (closed otherwise)")),
-    json,
-    argv: Args.text({ name: "CMD" }).pipe(Args.repeated, Args.withDescription("the command and its arguments, after --"))
-  },
-  runCommand
-).pipe(Command.withDescription(Commands.summary("run")))
-
-const read = Command.make(
-  "read",
-  {
-    name: Args.text({ name: "NAME" }).pipe(Args.withDescription("the saved file's name from a preview")),
-    offset: Options.integer("offset").pipe(Options.withDefault(0), Options.withDescription("first line, 1-indexed (0 = start)")),
-    limit: Options.integer("limit").pipe(Options.withDefault(0), Options.withDescription("lines to print (0 = to the end)")),
-    json
-  },
-  ({ json, limit, name, offset }) =>
-    Effect.gen(function*() {
-      const out = yield* OutputTag
-      const spill = yield* Spill.SpillRead
-      if (json) {
-        const page = yield* spill.readSpill(name, { offset, limit })
-        return yield* out.stdout(JSON.stringify(page) + "\n")
-      }
-      const info = yield* spill.copySpill(name, { offset, limit }, out.stdoutBytes)
-      yield* out.stderr(readHint(name, info, limit))
-    })
-).pipe(Command.withDescription(Commands.summary("read")))
-
-const grep = Command.make(
-  "grep",
-  {
-    pattern: Args.text({ name: "PATTERN" }).pipe(Args.withDescription("a JavaScript regular expression (no backreferences or lookaround)")),
-    name: Args.text({ name: "NAME" }).pipe(Args.withDescription("the saved file's name from a preview")),
-    maxResults: Options.integer("max-results").pipe(Options.withDefault(100), Options.withDescription("most matches to print")),
-    ignoreCase: Options.boolean("ignore-case").pipe(Options.withAlias("i"), Options.withDescription("match case-insensitively")),
-    json
-  },
-  ({ ignoreCase, json, maxResults, name, pattern }) =>
-    Effect.gen(function*() {
-      const out = yield* OutputTag
-      const spill = yield* Spill.SpillRead
-      const result = yield* spill.grepSpill(pattern, name, { maxResults, ignoreCase })
-      if (json) yield* out.stdout(JSON.stringify(result) + "\n")
-      else {
-        yield* out.stdout(result.matches.map((m) => `${m.line}:${m.text}\n`).join(""))
-        if (result.more) {
-          yield* out.stderr(`[more lines match past the first ${maxResults}; raise --max-results or narrow the pattern]\n`)
-        }
-        if (result.stoppedAtLine !== undefined) {
-          yield* out.stderr(`[search stopped at its deadline at line ${result.stoppedAtLine} of ${result.totalLines}]\n`)
-        }
-      }
-      return yield* exitCode(result.matches.length > 0 ? 0 : 1)
-    })
-).pipe(Command.withDescription(Commands.summary("grep")))
-
 /** Where the command writes; a tag so tests and the entry point can supply it. */
 export { OutputTag } from "./Output.js"
-import { OutputTag } from "./Output.js"
 export type { Output }
 
-/** The command tree. */
-export const spillway = Command.make("spillway").pipe(
-  Command.withDescription("keep long command output out of a model's context, and read it back"),
-  Command.withSubcommands([run, read, grep, Init.command, ServeCommand.command])
-)
+const usage = (mistake: string) => new Exit2({ message: mistake })
+
+/** The positionals of a parsed command, or the usage error. */
+const positionalsOf = (name: string, parsed: Parse.Parsed) => {
+  const r = Parse.positionals(Usage.spec(name)!, parsed.positionals)
+  return Parse.isMistake(r) ? Effect.fail(usage(r.mistake)) : Effect.succeed(r)
+}
+
+const outputDirChecked = Effect.suspend(() => {
+  const problem = OutputDir.fromEnv(process.env)
+  return problem === undefined ? Effect.void : Effect.fail(new Exit2({ message: problem, tag: "OutputDirectory" }))
+})
+
+const num = (parsed: Parse.Parsed, flag: string): number | undefined => {
+  const v = parsed.flags[flag]
+  return typeof v === "number" ? v : undefined
+}
+
+/** `spillway run`: the options the parser read, handed to `runCommand`. */
+const run = (parsed: Parse.Parsed) =>
+  runCommand({
+    argv: parsed.command,
+    json: parsed.flags.json === true,
+    maxChars: num(parsed, "max-chars") ?? Spill.MAX_STDOUT_LEN,
+    shell: typeof parsed.flags.c === "string" ? Option.some(parsed.flags.c) : Option.none(),
+    stdin: parsed.flags.stdin === true
+  })
+
+/** `spillway read`: a page of 200 lines by default, with a marker on stderr that says how to go on. */
+const read = (parsed: Parse.Parsed) =>
+  Effect.gen(function*() {
+    const [name] = yield* positionalsOf("read", parsed)
+    const given = num(parsed, "limit")
+    if (parsed.flags.all === true && given !== undefined && given !== 0) {
+      return yield* usage(`--all prints every line; leave out --limit ${given}, or --all`)
+    }
+    const limit = parsed.flags.all === true ? 0 : given ?? READ_LIMIT
+    const offset = num(parsed, "offset") ?? 0
+    yield* outputDirChecked
+    const out = yield* OutputTag
+    const spill = yield* Spill.SpillRead
+    if (parsed.flags.json === true) {
+      const page = yield* spill.readSpill(name!, { offset, limit })
+      return yield* out.stdout(JSON.stringify(page) + "\n")
+    }
+    const info = yield* spill.copySpill(name!, { offset, limit }, out.stdoutBytes)
+    yield* out.stderr(readHint(name!, info, limit))
+  })
+
+/** `spillway grep`: matching lines from `--offset` on, with the `--offset` that goes on when more match. */
+const grep = (parsed: Parse.Parsed) =>
+  Effect.gen(function*() {
+    const [pattern, name] = yield* positionalsOf("grep", parsed)
+    const maxResults = num(parsed, "max-results") ?? 100
+    const offset = num(parsed, "offset") ?? 0
+    const ignoreCase = parsed.flags["ignore-case"] === true
+    yield* outputDirChecked
+    const out = yield* OutputTag
+    const spill = yield* Spill.SpillRead
+    const result = yield* spill.grepSpill(pattern!, name!, { maxResults, ignoreCase, fromLine: Math.max(1, offset) })
+    const last = result.matches[result.matches.length - 1]
+    const nextOffset = result.more && last !== undefined ? last.line + 1 : undefined
+    if (parsed.flags.json === true) yield* out.stdout(JSON.stringify(nextOffset === undefined ? result : { ...result, nextOffset }) + "\n")
+    else {
+      yield* out.stdout(result.matches.map((m) => `${m.line}:${m.text}\n`).join(""))
+      if (nextOffset !== undefined) {
+        const flags = [ignoreCase ? " -i" : "", maxResults !== 100 ? ` --max-results ${maxResults}` : ""].join("")
+        const words = pattern!.startsWith("-") ? `-- ${shellWord(pattern!)}` : shellWord(pattern!)
+        yield* out.stderr(
+          `[more lines match past line ${last!.line}; continue with: spillway grep${flags} --offset ${nextOffset} ${words} ${name}]\n`
+        )
+      }
+      if (result.stoppedAtLine !== undefined) {
+        yield* out.stderr(
+          `[search stopped at its deadline at line ${result.stoppedAtLine} of ${result.totalLines}; go on with --offset ${result.stoppedAtLine}]\n`
+        )
+      }
+    }
+    return yield* exitCode(result.matches.length > 0 ? 0 : 1)
+  })
+
+/** `spillway init`: connects agents, or takes them out. */
+const init = (parsed: Parse.Parsed) =>
+  Effect.gen(function*() {
+    const [agent] = yield* positionalsOf("init", parsed)
+    yield* Init.handler({
+      agent: agent ?? "all",
+      dryRun: parsed.flags["dry-run"] === true,
+      uninstall: parsed.flags.uninstall === true
+    })
+  })
+
+/** What each command that runs in this program does with its parsed arguments. */
+export const handlers = { run, read, grep, init } as const
+
+/** True for a command this program runs (the others are programs of their own). */
+export const isHandled = (name: string): name is keyof typeof handlers => Object.hasOwn(handlers, name)

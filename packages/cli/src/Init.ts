@@ -7,14 +7,10 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Commands from "./Commands.js"
 import { type Agent, type Environment, launcherFor, type Name, names, onPath } from "./init/Agent.js"
 import * as Apply from "./init/Apply.js"
 import * as claude from "./init/claude.js"
@@ -124,25 +120,13 @@ export const processEnvironment = (): Environment => {
   }
 }
 
-/** The `init` subcommand. */
-export const command = Command.make(
-  "init",
-  {
-    agent: Args.choice([...names, "all"].map((n) => [n, n] as const), { name: "AGENT" }).pipe(
-      Args.optional,
-      Args.withDescription(`${names.join(", ")} or all (every agent found installed; the default)`)
-    ),
-    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print each change and write nothing")),
-    uninstall: Options.boolean("uninstall").pipe(Options.withDescription("take out what spillway init added"))
-  },
-  ({ agent, dryRun, uninstall }) =>
-    Effect.gen(function*() {
-      const out = yield* OutputTag
-      const chosen = Option.getOrElse(agent, () => "all")
-      const report = run({ agents: chosen === "all" ? "all" : [chosen as Name], dryRun, uninstall }, processEnvironment())
-      yield* out.stdout(report.text)
-      if (report.refused > 0) {
-        return yield* Effect.fail(new Exit2({ message: `init: ${report.refused} file(s) refused`, status: 1 }))
-      }
-    })
-).pipe(Command.withDescription(Commands.summary("init")))
+/** Runs `spillway init` for the command: prints the report, and fails with status 1 when a file was refused. */
+export const handler = (options: { readonly agent: string; readonly dryRun: boolean; readonly uninstall: boolean }) =>
+  Effect.gen(function*() {
+    const out = yield* OutputTag
+    const report = run({ agents: options.agent === "all" ? "all" : [options.agent as Name], dryRun: options.dryRun, uninstall: options.uninstall }, processEnvironment())
+    yield* out.stdout(report.text)
+    if (report.refused > 0) {
+      return yield* Effect.fail(new Exit2({ message: `${report.refused} file(s) refused`, status: 1, tag: "Refused" }))
+    }
+  })

@@ -23,8 +23,12 @@ export interface Output {
 /** The output service. */
 export class OutputTag extends Context.Tag("@spillway/cli/Output")<OutputTag, Output>() {}
 
-/** Bad input or a refusal: one `spillway:` line on stderr, then exit with `status` (2 by default). */
-export class Exit2 extends Data.TaggedError("Exit2")<{ readonly message: string; readonly status?: number }> {}
+/**
+ * Bad input or a refusal: one `spillway COMMAND:` line on stderr (or one
+ * JSON error with `--json`), then exit with `status` (2 by default). `tag`
+ * names the kind of failure in JSON (`UsageError` by default).
+ */
+export class Exit2 extends Data.TaggedError("Exit2")<{ readonly message: string; readonly status?: number; readonly tag?: string }> {}
 
 /** Records the exit status. */
 export const exitCode = (status: number) => Effect.flatMap(OutputTag, (o) => o.setExit(status))

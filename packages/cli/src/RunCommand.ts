@@ -11,7 +11,12 @@ import { Child, Secrets, Spill } from "@spillway/core"
 import { NodeChild } from "@spillway/node"
 import { Effect, Option } from "effect"
 import { cliGrepHint, cliHint } from "./Hints.js"
+import * as OutputDir from "./OutputDir.js"
 import { Exit2, exitCode, OutputTag } from "./Output.js"
+import * as Parse from "./Parse.js"
+
+/** The range `--max-chars` takes. */
+export const MAX_CHARS = { min: 400, max: 100_000_000 } as const
 
 /** Signals the running command's process group, while `spillway run` has one. */
 let running: ((signal: NodeJS.Signals) => void) | undefined
@@ -79,14 +84,14 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
   Effect.gen(function*() {
     const out = yield* OutputTag
     if (Option.isSome(shell) === argv.length > 0) {
-      return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither" })
+      return yield* new Exit2({ message: "give a command after -- or a shell line with -c, not both or neither; usage: spillway run [FLAGS] -- COMMAND [ARGUMENTS...]" })
     }
-    if (maxChars < 400) return yield* new Exit2({ message: `--max-chars must be 400 or more, got ${maxChars}` })
-    // say which secret-looking environment values cannot be masked, rather than leave them silently
+    const checked = Parse.count("--max-chars", String(maxChars), MAX_CHARS.min, MAX_CHARS.max)
+    if (typeof checked !== "number") return yield* new Exit2({ message: checked.mistake })
+    const directory = OutputDir.fromEnv(process.env)
+    if (directory !== undefined) return yield* new Exit2({ message: directory, tag: "OutputDirectory" })
+    // secret-looking environment values too short to mask are named in --json (notMasked), not on every run's stderr
     const skipped = Secrets.skippedValuesFromEnv(process.env)
-    if (skipped.length > 0) {
-      yield* out.stderr(`spillway: not masking ${skipped.map((s) => `a line of ${s.name} (${s.reason})`).join(", ")}\n`)
-    }
     // the body store masks with the rules built at its first use (only run writes), a long output on a second core
     const spill = yield* Spill.makeWrite({ maxChars, hint: cliHint, grepHint: cliGrepHint })
     const spec: Child.Spec = {
@@ -95,13 +100,13 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
       stdin: stdin ? "pipe" : "closed"
     }
     const kept = yield* Effect.scoped(Effect.gen(function*() {
-      const capture = yield* spill.capture()
+      const capture = yield* spill.capture({ command: Option.isSome(shell) ? shell.value : argv.join(" ") })
       const child = yield* runner.start(
         spec,
         capture.write,
         { killGraceMillis: KILL_GRACE_MILLIS, drainGraceMillis: DRAIN_GRACE_MILLIS }
       ).pipe(
-        Effect.catchTag("SpawnFailed", (e) => new Exit2({ status: 127, message: `${e.message}. Check the command's name and PATH.` }))
+        Effect.catchTag("SpawnFailed", (e) => new Exit2({ status: 127, tag: "SpawnFailed", message: `${e.message}. Check the command's name and PATH.` }))
       )
       running = (signal) => Effect.runFork(child.signal(signal))
       if (stdin) yield* Effect.forkScoped(forwardStdin(child))
@@ -109,7 +114,10 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
       running = undefined
       return yield* capture.finish(status.status)
     }).pipe(Effect.ensuring(Effect.sync(() => void (running = undefined)))))
-    if (json) yield* out.stdout(JSON.stringify(kept) + "\n")
+    if (json) {
+      const notMasked = skipped.map((s) => ({ name: s.name, reason: s.reason }))
+      yield* out.stdout(JSON.stringify(notMasked.length > 0 ? { ...kept, notMasked } : kept) + "\n")
+    }
     // a whole output is printed as the command wrote it; a preview ends its last line
     else if (!kept.truncated) yield* out.stdout(kept.text)
     else yield* out.stdout(kept.text + (kept.text.endsWith("\n") ? "" : "\n"))

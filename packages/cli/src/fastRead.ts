@@ -1,5 +1,5 @@
 /**
- * `spillway read NAME [--offset N] [--limit M]` without loading the rest of
+ * `spillway read NAME [--offset N] [--limit M | --all]` without loading the rest of
  * the command: a small program for the common case that hands over to the
  * full command for anything else (other flags, a refused name or file, a
  * body that is not the caller's or has expired, manifests kept elsewhere
@@ -16,23 +16,28 @@ import { directoryFrom, OPEN_FLAGS, refusal } from "@spillway/node/FileChecks"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { readHint } from "./Hints.js"
+import { READ_LIMIT, readHint } from "./Hints.js"
 
+/** `read NAME [--offset N] [--limit N | --all]`, each flag once; undefined for anything else. */
 const parseArgs = (args: ReadonlyArray<string>) => {
   if (args[0] !== "read" || args.length < 2) return undefined
   let name: string | undefined
-  const numbers: Record<string, number> = { offset: 0, limit: 0 }
+  const numbers: Record<string, number> = {}
+  let all = false
   for (let i = 1; i < args.length; i++) {
     const a = args[i]!
     const flag = /^--(offset|limit)(?:=(.*))?$/.exec(a)
     if (flag) {
       const raw = flag[2] ?? args[++i]
-      if (raw === undefined || !/^\d{1,15}$/.test(raw)) return undefined
+      if (raw === undefined || !/^\d{1,15}$/.test(raw) || flag[1]! in numbers) return undefined
       numbers[flag[1]!] = Number(raw)
-    } else if (!a.startsWith("-") && name === undefined) name = a
+    } else if (a === "--all" && !all) all = true
+    else if (!a.startsWith("-") && name === undefined) name = a
     else return undefined
   }
-  return name === undefined ? undefined : { name, offset: numbers.offset!, limit: numbers.limit! }
+  // --all with a --limit other than 0 is a usage error the full command words
+  if (name === undefined || (all && numbers.limit !== undefined && numbers.limit !== 0)) return undefined
+  return { name, offset: numbers.offset ?? 0, limit: all ? 0 : numbers.limit ?? READ_LIMIT }
 }
 
 const readFully = (fd: number, buffer: Buffer, position: number): number => {
@@ -154,14 +159,26 @@ const allowedIndex = (directory: string, name: string, size: number, env: Record
   const sqlite = driver()
   if (sqlite === undefined) return undefined
   const db = new sqlite.Sqlite(file, { readonly: true, fileMustExist: true, nativeBinding: sqlite.addon })
-  let row: { owner?: unknown; expires_at?: unknown; bytes?: unknown; lines?: unknown; state?: unknown; line_index?: unknown } | undefined
+  let row: {
+    owner?: unknown
+    channel?: unknown
+    channel_bound?: unknown
+    expires_at?: unknown
+    bytes?: unknown
+    lines?: unknown
+    state?: unknown
+    line_index?: unknown
+  } | undefined
   try {
-    row = db.prepare("SELECT owner, expires_at, bytes, lines, state, line_index FROM spillway_bodies WHERE id = ?").get(name) as typeof row
+    row = db.prepare("SELECT owner, channel, channel_bound, expires_at, bytes, lines, state, line_index FROM spillway_bodies WHERE id = ?").get(name) as typeof row
   } finally {
     db.close()
   }
   const owner = env.SPILLWAY_OWNER !== undefined && env.SPILLWAY_OWNER !== "" ? env.SPILLWAY_OWNER : Os.userInfo().username
   if (row === undefined || row.owner !== owner || row.state !== "complete" || row.bytes !== size) return undefined
+  // the command reads its owner's output of every channel, unless SPILLWAY_CHANNEL pins it to one (as Access does)
+  const channel = env.SPILLWAY_CHANNEL !== undefined && env.SPILLWAY_CHANNEL !== "" ? env.SPILLWAY_CHANNEL : undefined
+  if (channel !== undefined && row.channel_bound !== 0 && row.channel !== channel) return undefined
   if (row.expires_at !== null && (typeof row.expires_at !== "number" || row.expires_at <= Date.now())) return undefined
   if (typeof row.lines !== "number" || typeof row.line_index !== "string") return undefined
   const index = JSON.parse(row.line_index) as { every?: unknown; starts?: unknown }

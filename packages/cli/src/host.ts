@@ -10,13 +10,12 @@
  */
 import { Host } from "@spillway/remote"
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
+import * as Help from "./Help.js"
+import * as Parse from "./Parse.js"
 import { maskPrinted } from "./Printed.js"
+import * as Usage from "./Usage.js"
 
-const usage = [
-  "usage: spillway host (--stdio | --listen PORT | --listen-ws PORT) [--bind ADDR] --dir DIR --credentials FILE",
-  "  [--max-frame-bytes N] [--max-unauthenticated N] [--max-connections N]",
-  "  [--handshake-timeout SECONDS] [--idle-timeout SECONDS] [--lease-ttl SECONDS]"
-].join("\n")
+const usage = Help.page(Usage.spec("host")!)
 
 /** The numeric flags: what each sets, and in what unit. */
 const numeric = {
@@ -42,7 +41,7 @@ interface Parsed {
 const parse = (args: ReadonlyArray<string>): Parsed | string => {
   let stdio = false
   let websocket = false
-  let port: number | undefined
+  let listen: number | undefined
   let bind: string | undefined
   let directory: string | undefined
   let credentials: string | undefined
@@ -51,11 +50,16 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const value = () => (i + 1 < args.length ? args[++i]! : "")
+    const port = (flag: string) => {
+      const n = Parse.count(flag, value(), 0, 65535)
+      return typeof n === "number" ? n : n.mistake
+    }
     if (arg === "--stdio") stdio = true
-    else if (arg === "--listen") port = Number(value())
-    else if (arg === "--listen-ws") {
-      port = Number(value())
-      websocket = true
+    else if (arg === "--listen" || arg === "--listen-ws") {
+      const n = port(arg)
+      if (typeof n === "string") return n
+      listen = n
+      websocket = arg === "--listen-ws"
     }
     else if (arg === "--bind") bind = value()
     else if (arg === "--dir") directory = value()
@@ -64,25 +68,24 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
       const { key, scale } = numeric[arg as keyof typeof numeric]
       const raw = value()
       const n = /^\d{1,12}(\.\d{1,3})?$/.test(raw) ? Math.round(Number(raw) * scale) : NaN
-      if (!Number.isSafeInteger(n) || n < 1) return `${arg} needs a positive number${scale === 1000 ? " of seconds" : ""}, got ${JSON.stringify(raw)}`
+      if (!Number.isSafeInteger(n) || n < 1) return `${arg} expects a positive number${scale === 1000 ? " of seconds" : ""}, got ${Parse.quoted(raw)}`
       if (key === "leaseTtlMillis") leaseTtlMillis = n
       else limits[key] = n
     }
     else if (arg === "--help" || arg === "-h") return usage
-    else return `unknown argument ${JSON.stringify(arg)}; see spillway host --help`
+    else return arg.startsWith("-") ? `unknown flag ${arg.length <= 60 ? arg : `${arg.slice(0, 60)}…`}` : `unexpected argument ${Parse.quoted(arg)}; see spillway host --help`
   }
-  if (stdio === (port !== undefined)) return "give --stdio, --listen PORT or --listen-ws PORT; see spillway host --help"
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) return `--listen needs a port from 0 to 65535`
+  if (stdio === (listen !== undefined)) return "give --stdio, --listen PORT or --listen-ws PORT; see spillway host --help"
   if (directory === undefined || directory === "" || credentials === undefined || credentials === "") return "--dir and --credentials are required; see spillway host --help"
-  return { stdio, websocket, port, bind, directory, credentials, limits, leaseTtlMillis }
+  return { stdio, websocket, port: listen, bind, directory, credentials, limits, leaseTtlMillis }
 }
 
 const main = (args: ReadonlyArray<string>): Promise<number> => {
   const parsed = parse(args)
   if (typeof parsed === "string") {
     // --help is an answer, on stdout; anything else is a mistake, on stderr
-    if (parsed === usage) process.stdout.write(`${usage}\n`)
-    else process.stderr.write(maskPrinted(`spillway: ${parsed}\n`))
+    if (parsed === usage) process.stdout.write(usage)
+    else process.stderr.write(maskPrinted(`spillway host: ${parsed}\n`))
     return Promise.resolve(parsed === usage ? 0 : 2)
   }
   const options = { directory: parsed.directory, credentials: parsed.credentials, limits: parsed.limits, leaseTtlMillis: parsed.leaseTtlMillis }
@@ -105,7 +108,7 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, stop)
   return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
     if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
-    process.stderr.write(maskPrinted(`spillway: the host stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
+    process.stderr.write(maskPrinted(`spillway host: the host stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
     return 1
   })
 }

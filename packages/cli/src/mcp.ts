@@ -7,36 +7,37 @@
  */
 import { NodeMcp } from "@spillway/node"
 import { Cause, Effect, Exit, Fiber } from "effect"
+import * as Help from "./Help.js"
+import * as Parse from "./Parse.js"
 import { maskPrinted } from "./Printed.js"
+import * as Usage from "./Usage.js"
 
-const usage = "usage: spillway mcp [--read-only] [--dir DIR] [--agents CATALOG.json]"
-
-const parse = (args: ReadonlyArray<string>): NodeMcp.Options | string => {
-  let readOnly = false
-  let directory: string | undefined
-  let agents: string | undefined
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--read-only") readOnly = true
-    else if (arg === "--dir" && i + 1 < args.length) directory = args[++i]
-    else if (arg.startsWith("--dir=")) directory = arg.slice("--dir=".length)
-    else if (arg === "--agents" && i + 1 < args.length) agents = args[++i]
-    else if (arg.startsWith("--agents=")) agents = arg.slice("--agents=".length)
-    else if (arg === "--help" || arg === "-h") return usage
-    else return `unknown argument ${JSON.stringify(arg)}; ${usage}`
-  }
-  if (readOnly && agents !== undefined) return "--agents serves the agent tools of a full server; leave out --read-only"
-  return { readOnly, directory, agents }
+/** The server's options, the help, or the usage error. */
+const parse = (args: ReadonlyArray<string>): NodeMcp.Options | "help" | Parse.Mistake => {
+  const spec = Usage.spec("mcp")!
+  const parsed = Parse.parse(spec, args)
+  if (Parse.isMistake(parsed)) return parsed
+  if (parsed.help) return "help"
+  const extra = Parse.positionals(spec, parsed.positionals)
+  if (Parse.isMistake(extra)) return extra
+  const text = (name: string) => typeof parsed.flags[name] === "string" ? parsed.flags[name] as string : undefined
+  const readOnly = parsed.flags["read-only"] === true
+  const agents = text("agents")
+  if (readOnly && agents !== undefined) return { mistake: "--agents serves the agent tools of a full server; leave out --read-only" }
+  return { readOnly, directory: text("dir"), agents }
 }
 
 /** Runs the server; resolves once the client has closed the connection. */
 export const main = (args: ReadonlyArray<string>): Promise<number> => {
   const options = parse(args)
-  if (typeof options === "string") {
-    // --help is an answer, on stdout; anything else is a mistake, on stderr
-    if (options === usage) process.stdout.write(`${usage}\n`)
-    else process.stderr.write(maskPrinted(`spillway: ${options}\n`))
-    return Promise.resolve(options === usage ? 0 : 2)
+  // --help is an answer, on stdout; a mistake is one line on stderr
+  if (options === "help") {
+    process.stdout.write(Help.page(Usage.spec("mcp")!))
+    return Promise.resolve(0)
+  }
+  if (Parse.isMistake(options)) {
+    process.stderr.write(maskPrinted(`spillway mcp: ${options.mistake}\n`))
+    return Promise.resolve(2)
   }
   const fiber = Effect.runFork(NodeMcp.serveStdio(options))
   // a signal stops the server the same way the end of stdin does: jobs are stopped first
@@ -45,7 +46,7 @@ export const main = (args: ReadonlyArray<string>): Promise<number> => {
   }
   return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
     if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
-    process.stderr.write(maskPrinted(`spillway: the MCP server stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
+    process.stderr.write(maskPrinted(`spillway mcp: the MCP server stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
     return 1
   })
 }

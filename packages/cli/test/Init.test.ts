@@ -500,14 +500,14 @@ describe("the spillway command's init", () => {
     const r = spillway(home, ["init", "gemini"])
     expect(r.status).toBe(1)
     expect(r.stdout).toMatch(/gemini +refused +~\/\.gemini\/settings\.json +\w+ at line 1, column \d+; left untouched/)
-    expect(r.stderr).toContain("spillway: init: 1 file(s) refused")
+    expect(r.stderr).toContain("spillway init: 1 file(s) refused")
     expect(read(Path.join(home, ".gemini", "settings.json"))).toBe("{ not json")
   })
 
   it("rejects an agent it does not know", () => {
     const r = spillway(tempDir(), ["init", "vim"])
     expect(r.status).not.toBe(0)
-    expect(r.stderr).toContain("spillway:")
+    expect(r.stderr).toContain("spillway init:")
   })
 })
 

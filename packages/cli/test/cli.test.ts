@@ -1,9 +1,7 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Secrets } from "@spillway/core"
 import { NodeSecrets } from "@spillway/node"
-import * as Command from "@effect/cli/Command"
-import { Effect, HashMap } from "effect"
-import { Cli } from "../src/index.js"
+import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -109,7 +107,7 @@ describe("spillway run", () => {
     expect(page.status).toBe(0)
     expect(page.stdout).toBe("step 900 of the build\nstep 901 of the build\nstep 902 of the build\n")
     expect(page.stderr).toBe(`[lines 900-902 of 2100; continue with: spillway read ${name} --offset 903 --limit 3]\n`)
-    const whole = spillway(dir, ["read", name])
+    const whole = spillway(dir, ["read", name, "--all"])
     expect(whole.stdout).toBe(file)
     expect(whole.stderr).toContain("end of file")
 
@@ -170,6 +168,8 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify({ re
       ["run", "--json", "--", "seq", "1", "3000"],
       ["run", "--max-chars=500", "--", "seq", "1", "3000"],
       ["run", "--max-chars", "700", "--json", "-c", "seq 1 3000"],
+      ["run", "--stdin", "--", "bash", "-c", "seq 1 4000; exit 3"],
+      ["run", "--stdin", "--stdin", "--", "true"],
       ["run", "--", "--json"],
       ["run", "--", "no-such-command-here"],
       ["run", "--max-chars", "100", "--", "true"],
@@ -208,6 +208,8 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify(read
       return (JSON.parse(Fs.readFileSync(trace, "utf8")) as Array<string>).filter((f) => f.endsWith(".cjs") && Path.basename(Path.dirname(f)) === "dist").map((f) => Path.basename(f))
     }
     expect(loaded(["run", "--", "echo", "hi"])).toEqual(["run.cjs"])
+    // the form an agent's hook rewrites every command to
+    expect(loaded(["run", "--stdin", "--", "bash", "-c", "echo hi"])).toEqual(["run.cjs"])
     // help never takes the run program; a form it does not know is handed over once it has looked
     expect(loaded(["run", "--help"])).toEqual(["spillway.cjs"])
     expect(loaded(["run", "--max-chars", "x", "--", "true"])).toEqual(["run.cjs", "spillway.cjs"])
@@ -252,7 +254,7 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify(read
     expect(term.status).toBe(143)
     const missing = spillway(dir, ["run", "--", "no-such-command-here"])
     expect(missing.status).toBe(127)
-    expect(missing.stderr).toMatch(/^spillway: cannot start no-such-command-here: .*\n$/)
+    expect(missing.stderr).toMatch(/^spillway run: cannot start no-such-command-here: .*\n$/)
   })
 
   it("masks what it prints itself: a secret given as the command is not in the error", () => {
@@ -260,7 +262,7 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify(read
     const secret = "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc"
     const r = spillway(dir, ["run", "--", secret], { MY_API_KEY: secret })
     expect(r.status).toBe(127)
-    expect(r.stderr).toMatch(/^spillway: cannot start \*+: /)
+    expect(r.stderr).toMatch(/^spillway run: cannot start \*+: /)
     expect(r.stderr + r.stdout).not.toContain(secret.slice(8))
     const known = "an0ther-value-of-the-env"
     const shell = spillway(dir, ["run", "--", `./${known}`], { DEPLOY_TOKEN: known })
@@ -340,11 +342,16 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify(read
     expect(file.startsWith(`key=${"*".repeat(secret.length)}\n`)).toBe(true)
   })
 
-  it("warns about secret-looking environment values too short to mask", () => {
-    const r = spillway(tempDir(), ["run", "--", "true"], { SHORT_TOKEN: "abc" })
+  it("names secret-looking environment values too short to mask in --json, not on every run's stderr", () => {
+    const r = spillway(tempDir(), ["run", "--", "echo", "hi"], { SHORT_TOKEN: "abc" })
     expect(r.status).toBe(0)
-    expect(r.stderr).toBe("spillway: not masking a line of SHORT_TOKEN (shorter than 8 bytes)\n")
-    expect(r.stderr).not.toContain("abc")
+    expect(r.stdout).toBe("hi\n")
+    expect(r.stderr).toBe("")
+    const json = spillway(tempDir(), ["run", "--json", "--", "echo", "hi"], { SHORT_TOKEN: "abc" })
+    expect(JSON.parse(json.stdout).notMasked).toEqual([{ name: "SHORT_TOKEN", reason: "shorter than 8 bytes" }])
+    expect(json.stderr).toBe("")
+    expect(json.stdout).not.toContain("abc")
+    expect(JSON.parse(spillway(tempDir(), ["run", "--json", "--", "true"]).stdout).notMasked).toBeUndefined()
   })
 
   it("still prints a marked cut when the spill directory cannot be written", () => {
@@ -440,7 +447,7 @@ describe("interruption", () => {
 describe("bad input", () => {
   const oneLine = (r: Result) => {
     expect(r.status).toBe(2)
-    expect(r.stderr).toMatch(/^spillway: [^\n]+\n$/)
+    expect(r.stderr).toMatch(/^spillway (read|grep|run): [^\n]+\n$/)
   }
 
   it("refuses names off the allowlist, unknown names, bad numbers and bad patterns", () => {
@@ -461,7 +468,7 @@ describe("bad input", () => {
     // an unknown command: one line saying so, then the list of commands (see --help below)
     const unknown = spillway(dir, ["frobnicate"])
     expect(unknown.status).toBe(2)
-    expect(unknown.stderr).toMatch(/^spillway: unknown command "frobnicate"\n\n/)
+    expect(unknown.stderr).toMatch(/^spillway: unknown command 'frobnicate'\n\n/)
   })
 
   it("refuses a symlink, a hard link and a FIFO planted in the directory", () => {
@@ -487,22 +494,21 @@ describe("bad input", () => {
     }
   })
 
-  it("--help lists every command, one line each; an unknown command lists them on stderr and exits 2", () => {
+  it("--help lists every command, one line each; spillway alone and an unknown command list them on stderr and exit 2", () => {
     const commands = ["run", "read", "grep", "mcp", "host", "hook", "init", "serve"]
     const help = spillway(tempDir(), ["--help"])
     expect(help.status).toBe(0)
-    const listed = help.stdout.split("\n").filter((l) => /^ {2}\S/.test(l))
+    const section = help.stdout.slice(help.stdout.indexOf("Commands:\n"), help.stdout.indexOf("\n\n", help.stdout.indexOf("Commands:\n")))
+    const listed = section.split("\n").filter((l) => /^ {2}\S/.test(l))
     expect(listed.map((l) => l.trim().split(/\s+/)[0])).toEqual(commands)
     for (const line of listed) expect(line.trim().split(/\s{2,}/)[1]!.length).toBeGreaterThan(10)
     expect(spillway(tempDir(), ["-h"]).stdout).toBe(help.stdout)
-    expect(spillway(tempDir(), []).stdout).toBe(help.stdout)
+    expect(spillway(tempDir(), [])).toMatchObject({ status: 2, stdout: "", stderr: help.stdout })
     const bogus = spillway(tempDir(), ["bogus"])
     expect(bogus.status).toBe(2)
     expect(bogus.stdout).toBe("")
-    expect(bogus.stderr).toBe(`spillway: unknown command "bogus"\n\n${help.stdout}`)
-    // the list names every command the tree runs, and every command it names is one (its own --help answers)
-    const tree = [...HashMap.keys(Command.getSubcommands(Cli.spillway))]
-    for (const name of tree) expect(commands).toContain(name)
+    expect(bogus.stderr).toBe(`spillway: unknown command 'bogus'\n\n${help.stdout}`)
+    // every command it names is one (its own --help answers)
     for (const name of commands) {
       const r = spillway(tempDir(), [name, "--help"])
       expect(r.status, name).toBe(0)
@@ -526,7 +532,7 @@ describe("bad input", () => {
       const r = spillway(tempDir(), args)
       expect(r.status, args.join(" ")).toBe(2)
       expect(r.stderr.trim().split("\n").length).toBe(1)
-      expect(r.stderr.startsWith("spillway: ")).toBe(true)
+      expect(r.stderr.startsWith(`spillway ${args[0]}: `)).toBe(true)
     }
   })
 })
@@ -609,7 +615,7 @@ describe("spillway grep with hostile patterns", () => {
     const { dir, name } = heavyFile(24, 65_000)
     const { exited } = grepAsync(dir, [heavy, name])
     const done = await exited
-    expect(done.stderr).toMatch(/\[search stopped at its deadline at line \d+ of 24\]/)
+    expect(done.stderr).toMatch(/\[search stopped at its deadline at line (\d+) of 24; go on with --offset \1\]/)
     expect(done.seconds).toBeLessThan(15)
   }, 30_000)
 
@@ -625,4 +631,222 @@ describe("spillway grep with hostile patterns", () => {
       expect((Date.now() - sent) / 1000).toBeLessThan(3)
     }
   }, 30_000)
+})
+
+describe("defaults and errors a person meets", () => {
+  /** Follows `spillway read`'s markers from the first page to the end: the pages' text and every marker. */
+  const readAll = (dir: string, name: string, env: Record<string, string>) => {
+    let text = ""
+    const markers: Array<string> = []
+    let args: Array<string> = ["read", name]
+    for (let i = 0; i < 50; i++) {
+      const r = spillway(dir, args, env)
+      expect(r.status).toBe(0)
+      text += r.stdout
+      markers.push(r.stderr)
+      const next = /continue with: spillway (read .+)\]\n$/.exec(r.stderr)
+      if (next === null) break
+      args = next[1]!.split(" ")
+    }
+    return { text, markers }
+  }
+
+  it("read pages 200 lines by default, its marker gives the next --offset, and following it prints every line once", () => {
+    const dir = tempDir()
+    const name = savedName(spillway(dir, ["run", "--", "seq", "1", "1000"]).stdout)!
+    for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
+      const first = spillway(dir, ["read", name], env)
+      expect(first.stdout).toBe(Array.from({ length: 200 }, (_, i) => `${i + 1}\n`).join(""))
+      expect(first.stderr).toBe(`[lines 1-200 of 1000; continue with: spillway read ${name} --offset 201]\n`)
+      const { markers, text } = readAll(dir, name, env)
+      expect(text).toBe(Fs.readFileSync(Path.join(dir, name), "utf8"))
+      expect(markers).toHaveLength(5)
+      expect(markers[4]).toBe("[lines 801-1000 of 1000; end of file]\n")
+      for (const all of [["--all"], ["--limit", "0"]]) {
+        const whole = spillway(dir, ["read", name, ...all], env)
+        expect(whole.stdout.split("\n")).toHaveLength(1001)
+        expect(whole.stderr).toBe("[lines 1-1000 of 1000; end of file]\n")
+      }
+      const json = JSON.parse(spillway(dir, ["read", name, "--json"], env).stdout)
+      expect(json).toMatchObject({ offset: 1, lines: 200, nextOffset: 201, totalLines: 1000 })
+    }
+    expect(spillway(dir, ["read", name, "--all", "--limit", "5"])).toMatchObject({
+      status: 2,
+      stderr: "spillway read: --all prints every line; leave out --limit 5, or --all\n"
+    })
+  })
+
+  it("grep --offset pages matches: following its marker prints every match once", () => {
+    const dir = tempDir()
+    const name = savedName(spillway(dir, ["run", "--", "seq", "1", "3000"]).stdout)!
+    const expected = Array.from({ length: 3000 }, (_, i) => i + 1).filter((n) => /7/.test(String(n))).map((n) => `${n}:${n}\n`).join("")
+    let got = ""
+    let args = ["grep", "--max-results", "100", "7", name]
+    for (let i = 0; i < 20; i++) {
+      const r = spillway(dir, args)
+      expect(r.status).toBe(0)
+      got += r.stdout
+      const next = /^\[more lines match past line (\d+); continue with: spillway (grep .+)\]\n$/.exec(r.stderr)
+      if (next === null) {
+        expect(r.stderr).toBe("")
+        break
+      }
+      args = next[2]!.split(" ")
+    }
+    expect(got).toBe(expected)
+    const later = spillway(dir, ["grep", "--offset", "2990", "^299", name])
+    expect(later.stdout).toBe("2990:2990\n2991:2991\n2992:2992\n2993:2993\n2994:2994\n2995:2995\n2996:2996\n2997:2997\n2998:2998\n2999:2999\n")
+    const json = JSON.parse(spillway(dir, ["grep", "--json", "--max-results", "2", "--offset", "10", "1", name]).stdout)
+    expect(json.matches.map((m: { line: number }) => m.line)).toEqual([10, 11])
+    expect(json.nextOffset).toBe(12)
+    expect(spillway(dir, ["grep", "--offset", "5000", "1", name])).toMatchObject({ status: 2, stderr: expect.stringMatching(/^spillway grep: --offset: line 5000 is past the end/) })
+  })
+
+  it("an unknown flag before the command is an error that names it, and nothing runs", () => {
+    const dir = tempDir()
+    const marker = Path.join(dir, "ran")
+    for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
+      const r = spillway(dir, ["run", "--jsn", "--", "touch", marker], env)
+      expect(r).toMatchObject({ status: 2, stdout: "", stderr: "spillway run: unknown flag --jsn\n" })
+      expect(Fs.existsSync(marker)).toBe(false)
+    }
+    expect(spillway(dir, ["grep", "-c", "x", "NAME.log"])).toMatchObject({ status: 2, stderr: "spillway grep: unknown flag -c\n" })
+    expect(spillway(dir, ["read", "NAME.log", "--lines", "3"])).toMatchObject({ status: 2, stderr: "spillway read: unknown flag --lines\n" })
+    expect(spillway(dir, ["init", "--force"])).toMatchObject({ status: 2, stderr: "spillway init: unknown flag --force\n" })
+    expect(spillway(dir, ["serve", "--prot", "80"])).toMatchObject({ status: 2, stderr: "spillway serve: unknown flag --prot\n" })
+    expect(spillway(dir, ["mcp", "--readonly"])).toMatchObject({ status: 2, stderr: "spillway mcp: unknown flag --readonly\n" })
+    expect(spillway(dir, ["host", "--sdtio"])).toMatchObject({ status: 2, stderr: "spillway host: unknown flag --sdtio\n" })
+    // after --, a flag is the command's own
+    expect(spillway(dir, ["run", "--", "echo", "--jsn"])).toMatchObject({ status: 0, stdout: "--jsn\n" })
+  })
+
+  it("bad values are one line that names the flag as typed, with one range wording", () => {
+    const dir = tempDir()
+    const name = savedName(spillway(dir, ["run", "--", "seq", "1", "3000"]).stdout)!
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["grep", "x", name, "--max-results", "abc"], "spillway grep: --max-results expects a whole number, got 'abc'\n"],
+      [["grep", "x", name, "--max-results", "0"], "spillway grep: --max-results must be from 1 to 10000, got '0'\n"],
+      [["grep", "x", name, "--max-results", "-3"], "spillway grep: --max-results must be from 1 to 10000, got '-3'\n"],
+      [["read", name, "--offset", "-4"], "spillway read: --offset must be 0 or more, got '-4'\n"],
+      [["read", name, "--limit", "abc"], "spillway read: --limit expects a whole number, got 'abc'\n"],
+      [["run", "--max-chars", "100", "--", "true"], "spillway run: --max-chars must be from 400 to 100000000, got '100'\n"],
+      [["serve", "--port", "abc"], "spillway serve: --port expects a whole number, got 'abc'\n"],
+      [["serve", "--port", "70000"], "spillway serve: --port must be from 0 to 65535, got '70000'\n"],
+      [["init", "vim"], "spillway init: AGENT must be one of claude, codex, gemini, opencode, pi, cursor, all, got 'vim'\n"],
+      [["grep", "x"], "spillway grep: missing NAME; usage: spillway grep [FLAGS] PATTERN NAME\n"]
+    ]
+    for (const [args, stderr] of cases) {
+      const r = spillway(dir, args)
+      expect(r.stderr, args.join(" ")).toBe(stderr)
+      expect(r.status, args.join(" ")).toBe(2)
+      expect(r.stderr).not.toContain("[object Object]")
+    }
+  })
+
+  it("--json prints exactly one JSON object on stdout, errors included, with the exit status", () => {
+    const dir = tempDir()
+    const name = savedName(spillway(dir, ["run", "--", "seq", "1", "3000"]).stdout)!
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string, number]> = [
+      [["run", "--json", "--", "nonexistent-cmd"], "SpawnFailed", 127],
+      [["run", "--json", "--jsn", "--", "true"], "UsageError", 2],
+      [["run", "--json", "--max-chars", "1", "--", "true"], "UsageError", 2],
+      [["read", "--json", "2026-01-01T00-00-00-000Z-000000.log"], "NotFound", 2],
+      [["read", "--json", name, "--offset", "99999"], "InvalidRequest", 2],
+      [["grep", "--json", "x", name, "--max-results", "0"], "UsageError", 2],
+      [["grep", "--json", "(", name], "GrepPatternError", 2]
+    ]
+    for (const [args, tag, status] of cases) {
+      for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
+        const r = spillway(dir, args, env)
+        expect(r.status, args.join(" ")).toBe(status)
+        expect(r.stdout.endsWith("}\n") && r.stdout.indexOf("\n") === r.stdout.length - 1, args.join(" ")).toBe(true)
+        const o = JSON.parse(r.stdout)
+        expect(Object.keys(o)).toEqual(["error"])
+        expect(o.error.tag, args.join(" ")).toBe(tag)
+        expect(typeof o.error.message).toBe("string")
+        expect(r.stderr).toBe("")
+      }
+    }
+  })
+
+  it("a name that is not found is named without a cursor or a pid", () => {
+    const r = spillway(tempDir(), ["read", "2026-01-01T00-00-00-000Z-000000.log"])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toBe(
+      "spillway read: no saved output \"2026-01-01T00-00-00-000Z-000000.log\": check the name a preview printed after \"Full output:\"; saved output is removed when it expires\n"
+    )
+  })
+
+  it("names output-directory problems as they are", () => {
+    const base = tempDir()
+    const file = Path.join(base, "a-file")
+    Fs.writeFileSync(file, "")
+    for (const args of [["run", "--", "echo", "hi"], ["run", "-c", "echo hi"], ["read", "x.log"], ["grep", "x", "x.log"]]) {
+      for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
+        const r = spillway(file, args, env)
+        expect(r.stderr, args.join(" ")).toBe(`spillway ${args[0]}: SPILLWAY_OUTPUT_DIR (${file}) is a file, not a directory; point it at a directory\n`)
+        expect(r.status).toBe(2)
+        expect(r.stdout).toBe("")
+      }
+    }
+    const missing = Path.join(base, "nonexistent")
+    expect(spillway(base, ["serve", "--dir", missing])).toMatchObject({
+      status: 2,
+      stdout: "",
+      stderr: `spillway serve: --dir ${missing} does not exist; name a directory that holds saved output\n`
+    })
+    expect(spillway(file, ["serve"])).toMatchObject({ status: 2, stderr: `spillway serve: SPILLWAY_OUTPUT_DIR (${file}) is a file, not a directory; point it at a directory\n` })
+  })
+
+  it("reads an MCP server's job output from the command as the same user, and names the channel when one is pinned", async () => {
+    const dir = tempDir()
+    const server = spawn(process.execPath, [bin, "mcp"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let buffered = ""
+    const waiting = new Map<number, (message: any) => void>()
+    server.stdout.on("data", (d) => {
+      buffered += d
+      for (let at = buffered.indexOf("\n"); at !== -1; at = buffered.indexOf("\n")) {
+        const message = JSON.parse(buffered.slice(0, at))
+        buffered = buffered.slice(at + 1)
+        waiting.get(message.id)?.(message)
+      }
+    })
+    let id = 0
+    const request = (method: string, params: object) =>
+      new Promise<any>((resolve) => {
+        waiting.set(++id, resolve)
+        server.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n")
+      })
+    try {
+      await request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cli-test", version: "1" } })
+      server.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
+      const started = await request("tools/call", { name: "manage_process", arguments: { action: "start", command: "seq 1 500" } })
+      const pid = started.result.structuredContent.pid as number
+      await request("tools/call", { name: "manage_process", arguments: { action: "wait", pid, timeout_ms: 20_000 } })
+    } finally {
+      server.stdin.end()
+      await new Promise((r) => server.once("exit", r))
+    }
+    const spool = Fs.readdirSync(dir).find((f) => f.startsWith("job-") && f.endsWith(".log"))!
+    expect(spool).toBeDefined()
+    for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
+      const r = spillway(dir, ["read", spool, "--limit", "3"], env)
+      expect(r.stdout).toBe("1\n2\n3\n")
+      expect(r.stderr).toBe(`[lines 1-3 of 500; continue with: spillway read ${spool} --offset 4 --limit 3]\n`)
+      expect(spillway(dir, ["grep", "^50$", spool], env).stdout).toBe("50:50\n")
+    }
+    const pinned = spillway(dir, ["read", spool], { SPILLWAY_CHANNEL: "cli" })
+    expect(pinned.status).toBe(2)
+    expect(pinned.stderr).toBe(
+      `spillway read: you may not read job output "${spool}": SPILLWAY_CHANNEL=cli limits this command to that channel's jobs; unset it to read every channel of yours\n`
+    )
+    // another owner's is still refused, and a file name is never called a pid
+    const other = spillway(dir, ["read", spool], { SPILLWAY_OWNER: "someone-else" })
+    expect(other.status).toBe(2)
+    expect(other.stderr).not.toContain("pid")
+    expect(other.stderr).toBe(`spillway read: you may not read job output "${spool}": it is not yours (this command reads as SPILLWAY_OWNER, your user name by default)\n`)
+  }, 60_000)
 })

@@ -15,6 +15,13 @@ import { AccessDenied, Expired, type Resource as ResourceKind } from "./Errors.j
 export interface Caller {
   readonly owner: string
   readonly channel: string
+  /**
+   * True for a caller that acts for the owner as a whole (a person at their
+   * own terminal): it may read and list the owner's resources of every
+   * channel; acting on one bound to a channel (a job's stdin, a signal)
+   * still needs that channel.
+   */
+  readonly readsEveryChannel?: boolean | undefined
 }
 
 /**
@@ -65,10 +72,17 @@ export const fromFunction = (
 export const owns = (caller: Caller, resource: Resource): boolean =>
   caller.owner === resource.owner && (!resource.channelBound || caller.channel === resource.channel)
 
+/** True for what a caller that reads every channel of its owner may do outside its own. */
+const isReading = (action: Action): boolean => action === "read" || action === "list"
+
+/** True when the caller may take `action` on the resource by ownership: `owns`, or an owner's read of any channel for a caller that reads every channel. */
+export const mayAct = (caller: Caller, resource: Resource, action: Action): boolean =>
+  owns(caller, resource) || (caller.readsEveryChannel === true && caller.owner === resource.owner && isReading(action))
+
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
- * The one check: the owner (and channel), then the authorizer, then expiry.
+ * The one check: the owner (and channel, see `mayAct`), then the authorizer, then expiry.
  * Another owner's resource is refused before its expiry is looked at, so a
  * refusal tells nothing about a resource that is not the caller's.
  */
@@ -79,7 +93,7 @@ export const check = (
   action: Action
 ): Effect.Effect<void, AccessDenied | Expired> =>
   Effect.gen(function*() {
-    if (!owns(caller, resource) || !(yield* authorizer.allow(caller, resource, action))) {
+    if (!mayAct(caller, resource, action) || !(yield* authorizer.allow(caller, resource, action))) {
       return yield* new AccessDenied({ resource: resource.kind, id: resource.id, action })
     }
     const expiresAt = resource.expiresAt

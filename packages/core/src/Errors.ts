@@ -31,7 +31,8 @@ const named = (resource: Resource, id: string): string => {
     case "output":
       return `saved output ${quote(id)}`
     case "job":
-      return `job with pid ${id.slice(0, 24)}`
+      // a job is named by its pid, its output by the file name that keeps it
+      return id.endsWith(".log") ? `job output ${quote(id)}` : `job with pid ${id.slice(0, 24)}`
     case "agent":
       return `agent ${quote(id)}`
     case "scratch":

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Access, Body, BodyFiles, Manifests, Retention, Secrets, Utf8 } from "@spillway/core"
+import { Access, Body, BodyFiles, Errors, Manifests, Retention, Secrets, Utf8 } from "@spillway/core"
 import * as NodeBodyFiles from "@spillway/node/NodeBodyFiles"
 import * as SqlManifests from "@spillway/node/SqlManifests"
 import { Effect, Either, Exit, FastCheck as fc, Layer, Scope, TestClock } from "effect"
@@ -152,6 +152,25 @@ const behaviour = (name: string, fresh: typeof memory) =>
         authorizer: Access.fromFunction((caller) => caller.owner !== "revoked"),
         pools: { spool: { ttlMillis: 24 * 3600_000 } }
       }))))
+
+    it.effect("an owner's caller that reads every channel reads a job's output bound to another channel, and acts on none", () =>
+      Effect.gen(function*() {
+        const bound = yield* keep([enc("job output\n")], { profile: "spool", channelBound: true })
+        const person: Access.Caller = { owner: "alice", channel: "cli", readsEveryChannel: true }
+        expect(dec(yield* readWhole(bound.id, person))).toBe("job output\n")
+        expect((yield* (yield* Body.Bodies).list(person, "spool")).map((m) => m.id)).toEqual([bound.id])
+        // still only the owner's, and only to read: a signal or stdin needs the job's own channel
+        const denied = yield* Effect.flip(readWhole(bound.id, { owner: "mallory", channel: "cli", readsEveryChannel: true }))
+        expect(denied).toMatchObject({ _tag: "AccessDenied" })
+        expect(denied.message).toBe(`you may not read job output "${bound.id}"; knowing its name, pid or cursor is not permission`)
+        const resource = Body.resourceOf(bound)
+        for (const action of ["signal", "stdin", "cancel", "delete"] as const) {
+          expect(yield* Effect.flip(Access.check({ allow: () => Effect.succeed(true) }, person, resource, action)), action).toMatchObject({ _tag: "AccessDenied" })
+        }
+        expect(yield* Effect.either(Access.check({ allow: () => Effect.succeed(true) }, person, resource, "read"))).toEqual(Either.right(undefined))
+        // a job named by its pid keeps that word
+        expect(new Errors.AccessDenied({ resource: "job", id: "4242", action: "poll" }).message).toContain("job with pid 4242")
+      }).pipe(Effect.provide(fresh())))
 
     it.effect("a short output held in memory never touches the store; a long one does", () =>
       Effect.scoped(Effect.gen(function*() {
