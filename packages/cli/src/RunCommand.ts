@@ -88,8 +88,10 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
     }
     const checked = Parse.count("--max-chars", String(maxChars), MAX_CHARS.min, MAX_CHARS.max)
     if (typeof checked !== "number") return yield* new Exit2({ message: checked.mistake })
+    // a directory that cannot hold the output does not stop the command (an agent's hook sends every command
+    // here): it runs, its output is shown with a marked cut, and the problem is named once on stderr
     const directory = OutputDir.fromEnv(process.env)
-    if (directory !== undefined) return yield* new Exit2({ message: directory, tag: "OutputDirectory" })
+    if (directory !== undefined && !json) yield* out.stderr(`spillway run: ${directory}; the command runs, and a long output cannot be saved\n`)
     // secret-looking environment values too short to mask are named in --json (notMasked), not on every run's stderr
     const skipped = Secrets.skippedValuesFromEnv(process.env)
     // the body store masks with the rules built at its first use (only run writes), a long output on a second core

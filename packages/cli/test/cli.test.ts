@@ -781,7 +781,7 @@ describe("defaults and errors a person meets", () => {
     const base = tempDir()
     const file = Path.join(base, "a-file")
     Fs.writeFileSync(file, "")
-    for (const args of [["run", "--", "echo", "hi"], ["run", "-c", "echo hi"], ["read", "x.log"], ["grep", "x", "x.log"]]) {
+    for (const args of [["read", "x.log"], ["grep", "x", "x.log"]]) {
       for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
         const r = spillway(file, args, env)
         expect(r.stderr, args.join(" ")).toBe(`spillway ${args[0]}: SPILLWAY_OUTPUT_DIR (${file}) is a file, not a directory; point it at a directory\n`)
@@ -789,6 +789,22 @@ describe("defaults and errors a person meets", () => {
         expect(r.stdout).toBe("")
       }
     }
+    // run still runs the command (an agent's hook sends every command to it): the problem is named once,
+    // a short output is shown whole, and a long one with a marked cut that says no copy was saved
+    for (const args of [["run", "--", "sh", "-c", "echo hi; exit 3"], ["run", "-c", "echo hi; exit 3"]]) {
+      for (const env of [{}, { SPILLWAY_QUICK: "0" }]) {
+        const r = spillway(file, args, env)
+        expect(r.stderr, args.join(" ")).toBe(
+          `spillway run: SPILLWAY_OUTPUT_DIR (${file}) is a file, not a directory; point it at a directory; the command runs, and a long output cannot be saved\n`
+        )
+        expect(r).toMatchObject({ status: 3, stdout: "hi\n" })
+      }
+    }
+    const long = spillway(file, ["run", "--", "seq", "1", "100000"])
+    expect(long.status).toBe(0)
+    expect(long.stdout).toContain("100000\n")
+    expect(long.stdout).toContain("[No copy was saved")
+    expect(JSON.parse(spillway(file, ["run", "--json", "--", "echo", "hi"]).stdout)).toMatchObject({ text: "hi\n", exitCode: 0 })
     const missing = Path.join(base, "nonexistent")
     expect(spillway(base, ["serve", "--dir", missing])).toMatchObject({
       status: 2,
