@@ -26,24 +26,8 @@
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
 import { rewrite } from "@spillway/cli/Rewrite"
 import { perCommandRules } from "./Permissions.js"
+import { describe, oneLine } from "../report.js"
 
-/** The most characters a report line carries. */
-const LINE_MAX = 400
-
-/** `text` on one line, cut to `LINE_MAX` characters. */
-const oneLine = (text: string): string => {
-  const line = text.slice(0, LINE_MAX * 2).replace(/\s+/g, " ").trim()
-  return line.length > LINE_MAX ? `${line.slice(0, LINE_MAX)}...` : line
-}
-
-/** An error's message, or a word for one that cannot be printed. */
-const describe = (error: unknown): string => {
-  try {
-    return error instanceof Error ? error.message : String(error)
-  } catch {
-    return "an error that cannot be printed"
-  }
-}
 
 /** Writes one line to stderr, and never throws. */
 const toStderr = (line: string): void => {

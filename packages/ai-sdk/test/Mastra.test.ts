@@ -4,19 +4,11 @@ import { createTool } from "@mastra/core/tools"
 import { spillMastra, spillwayMastraTools } from "@spillway/ai-sdk"
 import { Spillway } from "@spillway/node"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { afterAll } from "vitest"
 import { z } from "zod"
 import { hugeLog, jsonBytes, lastText, resultsFor, savedName, scripted, secrets } from "./model.js"
+import { tempDirs } from "./tempDirs.js"
 
-const made: Array<string> = []
-afterAll(() => made.forEach((dir) => Fs.rmSync(dir, { recursive: true, force: true })))
-const tempDir = () => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mastra-"))
-  made.push(dir)
-  return dir
-}
+const tempDir = tempDirs("spillway-mastra-")
 const owner = { owner: "alice", channel: "mastra-1" }
 
 describe("spillMastra (Mastra's createTool and Agent)", () => {

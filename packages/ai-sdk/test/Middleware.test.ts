@@ -3,19 +3,11 @@ import { spillwayMiddleware, spillwayTools } from "@spillway/ai-sdk"
 import { Spillway } from "@spillway/node"
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { afterAll } from "vitest"
 import { z } from "zod"
 import { hugeLog, jsonBytes, lastText, resultsFor, savedName, scripted, secrets } from "./model.js"
+import { tempDirs } from "./tempDirs.js"
 
-const made: Array<string> = []
-afterAll(() => made.forEach((dir) => Fs.rmSync(dir, { recursive: true, force: true })))
-const tempDir = () => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-middleware-"))
-  made.push(dir)
-  return dir
-}
+const tempDir = tempDirs("spillway-middleware-")
 
 describe("spillwayMiddleware (AI SDK)", () => {
   it("shrinks an unwrapped tool's 200,000-line result in every prompt, keeps it once, and the read tools page it", async () => {

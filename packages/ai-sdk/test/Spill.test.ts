@@ -3,19 +3,11 @@ import { spill, spillwayTools } from "@spillway/ai-sdk"
 import { Spillway } from "@spillway/node"
 import { generateText, stepCountIs, tool } from "ai"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { afterAll } from "vitest"
 import { z } from "zod"
 import { hugeLog, jsonBytes, lastText, resultsFor, savedName, scripted, secrets } from "./model.js"
+import { tempDirs } from "./tempDirs.js"
 
-const made: Array<string> = []
-afterAll(() => made.forEach((dir) => Fs.rmSync(dir, { recursive: true, force: true })))
-const tempDir = () => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-ai-sdk-"))
-  made.push(dir)
-  return dir
-}
+const tempDir = tempDirs("spillway-ai-sdk-")
 const owner = { owner: "alice", channel: "chat-1" }
 
 describe("spill (AI SDK)", () => {
