@@ -124,7 +124,7 @@ export const debugBuild: ReadonlyArray<Step> = [
   // the same output, by cursor, from where the preview's head ended
   (seen) => ({ tool: "get_tool_output", params: { cursor: seen[0]!.result.cursor } }),
   () => ({ tool: "manage_process", params: { action: "start", command: slowTests } }),
-  (seen) => ({ tool: "manage_process", params: { action: "wait", pid: last(seen).result.pid, pattern: "^Tests:", timeout_ms: 30_000 } }),
+  (seen) => ({ tool: "manage_process", params: { action: "wait", pid: last(seen).result.pid, pattern: "^Tests:", from_line: 1, timeout_ms: 30_000 } }),
   (seen) => ({ answer: `The build fails at ${seen[2]!.result.text.split("\n").find((l: string) => l.includes("error:"))}; the tests pass.` })
 ]
 

@@ -19,8 +19,9 @@ export const tour = async (dir: string) => {
   const ran = await sw.run(["sh", "-c", "seq 1 5000; echo 'FAILED: 2 tests' >&2; exit 1"])
 
   // a job in the background: start it, wait for a line, stop it
+  // (a pattern matches lines printed after the call; fromLine: 1 counts those already printed)
   const job = await sw.start("echo serving on :8080; sleep 60")
-  const ready = await sw.wait(job.pid, { timeoutMs: 10_000, pattern: "serving on" })
+  const ready = await sw.wait(job.pid, { timeoutMs: 10_000, pattern: "serving on", fromLine: 1 })
   await sw.kill(job.pid)
 
   // a refusal is a tagged error

@@ -13,7 +13,8 @@ import { Effect, Layer } from "effect"
 export const startAndWatch = (caller: Process.Caller, line: string, pattern: string, timeoutMillis = 30_000) =>
   Effect.gen(function*() {
     const { pid } = yield* Process.start(caller, { command: line, shell: true })
-    const view = yield* Process.wait(caller, { pid, timeoutMillis, pattern })
+    // from the job's first line: a line printed before the wait began counts too
+    const view = yield* Process.wait(caller, { pid, timeoutMillis, pattern, fromLine: 1 })
     return { pid, view }
   })
 

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Child, Secrets, Spill } from "@spillway/core"
+import { Child, Secrets, Spill, Terminal } from "@spillway/core"
 import { NodeChild } from "@spillway/node"
 import { Effect, Option } from "effect"
 import { cliGrepHint, cliHint } from "./Hints.js"
@@ -15,8 +15,12 @@ import * as OutputDir from "./OutputDir.js"
 import { Exit2, exitCode, OutputTag } from "./Output.js"
 import * as Parse from "./Parse.js"
 
-/** The range `--max-chars` takes. */
-export const MAX_CHARS = { min: 400, max: 100_000_000 } as const
+/**
+ * The range `--max-chars` takes: a preview's head and tail are held in
+ * memory at four bytes a character each, and a preview past a million
+ * characters serves no reader better than `spillway read`.
+ */
+export const MAX_CHARS = { min: 400, max: 1_000_000 } as const
 
 /** Signals the running command's process group, while `spillway run` has one. */
 let running: ((signal: NodeJS.Signals) => void) | undefined
@@ -122,6 +126,10 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
     }
     // a whole output is printed as the command wrote it; a preview ends its last line
     else if (!kept.truncated) yield* out.stdout(kept.text)
-    else yield* out.stdout(kept.text + (kept.text.endsWith("\n") ? "" : "\n"))
+    else {
+      // a preview is read, most often by a model through a pipe: without terminal escapes and redrawn frames there
+      const preview = process.stdout.isTTY === true ? kept.text : Terminal.plain(kept.text)
+      yield* out.stdout(preview + (preview.endsWith("\n") ? "" : "\n"))
+    }
     return yield* exitCode(kept.exitCode)
   })

@@ -92,14 +92,15 @@ export const specs: ReadonlyArray<Spec> = [
       "the saved file's name with the spillway read and spillway grep lines that page it. spillway run exits with " +
       "the command's own status. Flags go before the command: everything after -- (or from the first argument that " +
       "is not a flag) is the command, passed on untouched. A first Ctrl-C goes to the command, whose output is then " +
-      "kept and shown; a second one stops spillway too.",
+      "kept and shown; a second one stops spillway too. A preview printed to a pipe has its terminal escapes removed " +
+      "and a line redrawn with carriage returns in its final state; the saved file keeps them.",
     positionals: [{ name: "COMMAND", description: "the command to run and its arguments, after --" }],
     takesCommand: true,
     flags: [
       { name: "c", value: { _tag: "text" }, placeholder: "LINE", description: "run LINE with /bin/sh -c instead of a COMMAND after --" },
       {
         name: "max-chars",
-        value: { _tag: "count", min: 400, max: 100_000_000 },
+        value: { _tag: "count", min: 400, max: 1_000_000 },
         placeholder: "N",
         description: "most characters a preview of long output may take; output this long or shorter is printed whole",
         default: "2000"

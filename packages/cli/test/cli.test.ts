@@ -729,7 +729,7 @@ describe("defaults and errors a person meets", () => {
       [["grep", "x", name, "--max-results", "-3"], "spillway grep: --max-results must be from 1 to 10000, got '-3'\n"],
       [["read", name, "--offset", "-4"], "spillway read: --offset must be 0 or more, got '-4'\n"],
       [["read", name, "--limit", "abc"], "spillway read: --limit expects a whole number, got 'abc'\n"],
-      [["run", "--max-chars", "100", "--", "true"], "spillway run: --max-chars must be from 400 to 100000000, got '100'\n"],
+      [["run", "--max-chars", "100", "--", "true"], "spillway run: --max-chars must be from 400 to 1000000, got '100'\n"],
       [["serve", "--port", "abc"], "spillway serve: --port expects a whole number, got 'abc'\n"],
       [["serve", "--port", "70000"], "spillway serve: --port must be from 0 to 65535, got '70000'\n"],
       [["init", "vim"], "spillway init: AGENT must be one of claude, codex, gemini, opencode, pi, cursor, all, got 'vim'\n"],

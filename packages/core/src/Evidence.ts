@@ -24,6 +24,7 @@ import type { Manifest } from "./Manifests.js"
 import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
 import * as SearchPage from "./SearchPage.js"
+import * as Terminal from "./Terminal.js"
 import type { GrepResult } from "./Spill.js"
 import * as Utf8 from "./Utf8.js"
 
@@ -551,7 +552,13 @@ export const make = (options: Options = {}) =>
           return yield* searchPage(m, snapshot, from)
         }
         const text = yield* readFrom(body, position.offset, budget.limit)
-        const page = (part: string, n: number) => outputPage(codec, m, position.offset, part, n)
+        const page = (part: string, n: number) => {
+          // a page that is not the last ends before an escape sequence it would cut, so the next starts with it whole
+          const open = position.offset + n < m.codePoints ? Terminal.openSequenceAt(part) : part.length
+          if (open === 0 || open === part.length) return outputPage(codec, m, position.offset, part, n)
+          const kept = part.slice(0, open)
+          return outputPage(codec, m, position.offset, kept, Utf8.codePointLength(kept))
+        }
         return (yield* Envelope.fitText(text, page, budget, measured)).value
       }))
 

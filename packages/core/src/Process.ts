@@ -3,9 +3,10 @@
  * and its stdout and stderr go into one spool, a body of the spool profile
  * (masked as it comes, within a per-job limit and the shared retention
  * quota, readable while it grows). A poll is a view, never a consuming read:
- * the status view shows the newest lines, the lines of the kept output that
- * report failures (found as the output arrives) and an `[output retention]`
- * record, byte cursors page the whole retained output, and a search pages
+ * the status view says what happened in one sentence, then shows the newest
+ * lines, the lines of the kept output that report failures (found as the
+ * output arrives) not among them and the exact next call, with a record of
+ * every byte as its facts; byte cursors page the whole retained output, and a search pages
  * the kept lines that match a pattern, so one reader can never move
  * another's position. Every action asks `Access` (owner, channel,
  * the host's authorizer, expiry). Jobs come back read-only after a restart,
@@ -132,8 +133,15 @@ export interface PollRequest {
 export interface WaitRequest {
   readonly pid: number
   readonly timeoutMillis: number
+  /** A line of output ends the wait when it matches; by default only a line printed after the call. */
   readonly pattern?: string | undefined
   readonly ignoreCase?: boolean | undefined
+  /**
+   * With a pattern: the line (1-based) it is first tried on, so lines already
+   * printed count too (1: every kept line; a wait's `next_line`: on from
+   * where it ended). Absent: from the line being written when the wait began.
+   */
+  readonly fromLine?: number | null | undefined
 }
 
 /**

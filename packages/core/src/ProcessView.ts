@@ -1,10 +1,11 @@
 /**
- * What a model sees of a process job's output: the status view (the newest
- * lines, then an `[output retention]` record that accounts for every byte
- * the job wrote) and byte-addressed pages of the retained spool. Both are
- * fitted whole to the delivery budget. Coordinates always count source
- * bytes, also where malformed UTF-8 shows as U+FFFD. Pure functions: the
- * process manager reads the bytes, this module shapes them.
+ * What a model sees of a process job's output: the status view (a sentence
+ * that says what happened, the newest lines, the failure lines not among
+ * them and the exact next call, with a record that accounts for every byte
+ * the job wrote as its facts) and byte-addressed pages of the retained
+ * spool. Both are fitted whole to the delivery budget. Coordinates always
+ * count source bytes, also where malformed UTF-8 shows as U+FFFD. Pure
+ * functions: the process manager reads the bytes, this module shapes them.
  *
  * @since 0.1.0
  */
@@ -48,7 +49,11 @@ export const WaitOutcome = Schema.Struct({
   ended_by: Schema.Literal("exit", "match", "timeout"),
   waited_ms: Schema.Number,
   /** The first line that matched, when the wait ended on a match. */
-  match: optional(Schema.Struct({ line: Schema.Number, text: Schema.String }))
+  match: optional(Schema.Struct({ line: Schema.Number, text: Schema.String })),
+  /** With a pattern: the first line it was tried on (by default the line being written when the wait began). */
+  from_line: optional(Schema.Number),
+  /** With a pattern: the line a next wait goes on from (its `from_line`), so no line is missed between waits. */
+  next_line: optional(Schema.Number)
 })
 
 /** How a wait ended. */
@@ -103,6 +108,10 @@ export const RetentionRecord = Schema.Struct({
   status: State,
   exit_code: optional(Schema.Number),
   signal: optional(Schema.String),
+  /** Why the status is `unknown`: what is known of how the job was lost. */
+  status_reason: optional(Schema.String),
+  /** How long the job has run, in milliseconds, while it runs. */
+  running_ms: optional(Schema.Number),
   emitted_bytes: Schema.Number,
   /** Bytes readable from the start of the output (the head); the cursor pages them, then goes on to the newest output `kept` names. */
   retained_bytes: Schema.Number,
@@ -110,8 +119,10 @@ export const RetentionRecord = Schema.Struct({
   shown_intervals: Schema.Array(Schema.Tuple(Schema.Number, Schema.Number)),
   /** Bytes dropped for the per-job limit: past the head, and not in the window of newest output. */
   capture_limit_loss_bytes: Schema.Number,
-  /** Every emitted byte that cannot be read: dropped for the limit, lost to an error, or not settled yet. */
+  /** Every emitted byte that cannot be read: dropped for the limit or lost to an error. Bytes a running job has written that are not readable yet are `pending_bytes`. */
   not_retained_bytes: Schema.Number,
+  /** While the job's output is still coming in: bytes written but not readable yet (held until a secret can be ruled out, or a character completed). Not a loss. */
+  pending_bytes: optional(Schema.Number),
   capture_error: optional(Schema.String),
   tail_status: optional(Schema.Literal(WITHHELD)),
   /** Whether the spool is in the host's retention directory or a temporary one that ends with the host. */
@@ -126,7 +137,7 @@ export const RetentionRecord = Schema.Struct({
    * Lines of the kept output (the head, and the window of newest output)
    * that report errors or failures, with the lines that explain them: the
    * explaining ones first, within a quarter of the budget. The view's text
-   * shows them as a section of their own, so its record leaves this out.
+   * shows those not among its newest lines as a section of their own.
    */
   failure_lines: optional(Schema.Array(FailureLine)),
   /** How many lines of the kept output report errors or failures in all; the dropped middle is not looked at. */
@@ -141,16 +152,16 @@ export const RetentionRecord = Schema.Struct({
 /** The record that follows the newest lines. */
 export type RetentionRecord = typeof RetentionRecord.Type
 
-/** The status view: newest lines, then the record, as one text. */
+/** The status view: the newest lines, the record, and the text a model reads. */
 export const StatusView = Schema.TaggedStruct("StatusView", {
   /** The newest lines shown (possibly none). */
   output: Schema.String,
   retention: RetentionRecord,
-  /** `output`, then `[output retention] ` and the record as JSON: what a model receives. */
+  /** What a model receives: a sentence that says what happened, `output`, the failure lines not in it, and a last line with the next call (`render`). */
   text: Schema.String
 })
 
-/** The status view: newest lines, then the record, as one text. */
+/** The status view: the newest lines, the record, and the text a model reads. */
 export type StatusView = typeof StatusView.Type
 
 /** A page of retained output. */
@@ -453,9 +464,6 @@ export const delivered = (view: StatusView | Page | Lines | Matches, hints: Hint
 /** What the budget counts of a view: the view as delivered. */
 export const measured = (view: StatusView | Page | Lines | Matches, hints: Hints = toolHints): string => Delivery.serialize(delivered(view, hints))
 
-/** The label before the record. */
-export const RECORD_LABEL = "[output retention]"
-
 const decode = (bytes: Uint8Array) => Utf8.decodeLossy(bytes)
 
 const statusFields = (status: JobStatus) => ({
@@ -463,9 +471,73 @@ const statusFields = (status: JobStatus) => ({
   ...(status.signal !== undefined ? { signal: status.signal } : {})
 })
 
-/** The view's text: the output, a line break if it lacks one, the label and the record. */
-export const render = (output: string, record: RetentionRecord): string =>
-  `${output}${output === "" || output.endsWith("\n") ? "" : "\n"}${RECORD_LABEL} ${JSON.stringify(record)}`
+const seconds = (ms: number) => `${Math.floor(ms / 1000)} s`
+
+/**
+ * The first sentence of a job's status view: what happened to it (started,
+ * still running after so long, exited with a code, killed by a signal, or
+ * lost with the server that ran it), then how a wait ended. `started` words
+ * it as the answer to starting the job.
+ */
+export const sentence = (r: RetentionRecord, started = false): string => {
+  const ended = r.exit_code !== undefined ? `exited with ${r.exit_code}` : r.signal !== undefined ? `was killed by signal ${r.signal}` : "exited"
+  const what = r.status === "unknown"
+    ? `Job ${r.pid}'s end was never seen: ${r.status_reason ?? "its status is unknown"}.`
+    : started
+    ? (r.status === "running" ? `Started job ${r.pid}; it is running.` : `Started job ${r.pid}; it already ${ended}.`)
+    : r.status === "running"
+    ? `Job ${r.pid} is still running${r.running_ms !== undefined ? ` after ${seconds(r.running_ms)}` : ""}.`
+    : `Job ${r.pid} ${ended}.`
+  const w = r.wait
+  const waited = w === undefined
+    ? ""
+    : w.ended_by === "match" && w.match !== undefined
+    ? ` The wait ended after ${seconds(w.waited_ms)} on line ${w.match.line}: ${Salience.cutMiddle(w.match.text.replace(/[\r\n]+/g, " "), Preview.SALIENT_CHARS)}`
+    : w.ended_by === "timeout"
+    ? ` The wait timed out after ${seconds(w.waited_ms)}${w.match === undefined ? " with no line matching" : ""}.`
+    : ""
+  const from = w?.next_line !== undefined && r.status === "running" ? ` A next wait goes on from line ${w.next_line} (from_line ${w.next_line}).` : ""
+  return `${what}${waited}${from}`
+}
+
+/** The last line of a status view's text: what the lines above are, what was not kept (only when something was), and the exact call that reads on. */
+const footer = (r: RetentionRecord, shownLines: LineRange | undefined, shown: boolean): string => {
+  const parts: Array<string> = []
+  const total = r.kept?.total_lines
+  parts.push(
+    shownLines === undefined
+      ? shown ? "The newest lines shown" : r.emitted_bytes === 0 ? (r.status === "running" ? "No output yet" : "No output") : r.tail_status === WITHHELD ? "The newest lines are not shown: a secret may begin before them, which cannot be checked" : "No whole line shown"
+      : `${shownLines.from_line === shownLines.to_line ? "Line" : "Lines"} ${lineSpans([shownLines]).replace(/^lines? /, "")} of ${total ?? shownLines.to_line} shown, the newest`
+  )
+  if (r.emitted_bytes > 0) parts.push(`${r.emitted_bytes} bytes written${r.pending_bytes !== undefined ? `, ${r.pending_bytes} of them not readable yet` : ""}`)
+  const gap = r.kept?.dropped
+  if (gap !== undefined) parts.push(`${lineSpans([gap])} (bytes ${gap.from_byte}-${gap.to_byte}) were not kept`)
+  else if (r.not_retained_bytes > 0) parts.push(`${r.not_retained_bytes} bytes were not kept`)
+  if (r.capture_error !== undefined) parts.push(`capture stopped: ${r.capture_error}`)
+  if (r.filename !== undefined) parts.push(`the whole output is saved as ${r.filename}, for read_spill and grep_spill`)
+  return `[${parts.join("; ")}. Next: ${r.next}]`
+}
+
+/**
+ * The view's text: the sentence, the newest lines, the failure section
+ * (the lines not already among them), and a last line with what else a
+ * model needs and the exact next call. The record itself is the view's
+ * facts, not its text.
+ */
+export const render = (output: string, record: RetentionRecord, section = "", shownLines?: LineRange): string =>
+  [sentence(record), ...(output === "" ? [] : [output.endsWith("\n") ? output.slice(0, -1) : output]), ...(section === "" ? [] : [section]), footer(record, shownLines, output !== "")]
+    .join("\n")
+
+/**
+ * The status view worded as the answer to starting the job: its first
+ * sentence says the job was started. The view as it was when that wording
+ * would not fit `budget`.
+ */
+export const asStarted = (view: StatusView, budget?: Envelope.Budget): StatusView => {
+  const first = view.text.indexOf("\n")
+  const started: StatusView = { ...view, text: `${sentence(view.retention, true)}${first === -1 ? "" : view.text.slice(first)}` }
+  return budget === undefined || Envelope.sizeOf(measured(started), budget.measure) <= budget.limit ? started : view
+}
 
 /** What the status view is made from. */
 export interface StatusInput {
@@ -484,7 +556,21 @@ export interface StatusInput {
    * "withheld" when only a clipped tail exists, whose secret context cannot
    * be checked.
    */
-  readonly tail: { readonly bytes: Uint8Array; readonly start: number; readonly lineStart?: boolean | undefined } | "withheld"
+  readonly tail:
+    | {
+      readonly bytes: Uint8Array
+      readonly start: number
+      readonly lineStart?: boolean | undefined
+      /** The number of the line the last byte is in, when known: the lines shown are numbered from it, and failure lines among them are not shown twice. */
+      readonly lastLine?: number | undefined
+    }
+    | "withheld"
+  /** False while output may still come in: bytes written but not readable yet are pending, not lost. True when absent. */
+  readonly settled?: boolean | undefined
+  /** How long the job has run, while it runs. */
+  readonly runningMillis?: number | undefined
+  /** Why the status is `unknown`, when it is. */
+  readonly statusReason?: string | undefined
   /** What can be read, when a window of newest output is kept past the head. */
   readonly kept?: Kept | undefined
   /** The saved body's name, for a job that keeps its whole output. */
@@ -535,11 +621,22 @@ export const pickFailures = (
   return picked.sort((a, b) => a.line - b.line)
 }
 
-/** The failure lines as a section of the view's text: a title that counts them, then `line: text` rows. */
-const failureSection = (picked: ReadonlyArray<FailureLine & { readonly match: boolean }>, failures: Failures): string => {
+/**
+ * The failure lines as a section of the view's text: a title that counts
+ * them, then `line: text` rows, leaving out the lines in `shown` (the
+ * newest lines above already show them); empty when none is left.
+ */
+const failureSection = (
+  all: ReadonlyArray<FailureLine & { readonly match: boolean }>,
+  failures: Failures,
+  shown: LineRange | undefined
+): string => {
+  const picked = shown === undefined ? all : all.filter((p) => p.line < shown.from_line || p.line > shown.to_line)
+  if (picked.length === 0) return ""
   const matches = picked.filter((p) => p.match).length
   const around = picked.length - matches
-  const title = `[Lines that report errors or failures, by line number: ${matches} of ${failures.total}` +
+  const above = picked.length < all.length ? ", besides those among the lines above" : ""
+  const title = `[Lines that report errors or failures, by line number${above}: ${matches} of ${failures.total}` +
     (around > 0 ? `, and ${around} ${around === 1 ? "line" : "lines"} around them` : "") +
     (failures.notLookedAt !== undefined ? `; ${failures.notLookedAt}` : "") + "]"
   return [title, ...picked.map((p) => `${p.line}: ${p.text}`)].join("\n")
@@ -579,16 +676,22 @@ const statusViewWith = (
       failure_lines_total: failures.total,
       ...(failures.searched !== undefined ? { failure_lines_searched: failures.searched } : {})
     }
-  const section = failures !== undefined && picked.length > 0 ? `${failureSection(picked, failures)}\n` : ""
+  // while output comes in, what is written but not readable yet is pending, not lost
+  const pending = input.settled === false && input.kept === undefined && a.captureError === undefined
+    ? Math.max(0, a.emitted - a.retained - a.captureLimitLoss)
+    : 0
   const record = (shown: ReadonlyArray<readonly [number, number]>): RetentionRecord => ({
     pid: input.pid,
     status: input.status.state,
     ...statusFields(input.status),
+    ...(input.status.state === "unknown" && input.statusReason !== undefined ? { status_reason: input.statusReason } : {}),
+    ...(input.status.state === "running" && input.runningMillis !== undefined ? { running_ms: Math.max(0, Math.round(input.runningMillis)) } : {}),
     emitted_bytes: a.emitted,
     retained_bytes: a.retained,
     shown_intervals: shown,
     capture_limit_loss_bytes: dropped ?? a.captureLimitLoss,
-    not_retained_bytes: dropped ?? Math.max(0, a.emitted - a.retained),
+    not_retained_bytes: dropped ?? Math.max(0, a.emitted - a.retained - pending),
+    ...(pending > 0 ? { pending_bytes: pending } : {}),
     ...(a.captureError !== undefined ? { capture_error: a.captureError } : {}),
     ...(input.tail === "withheld" ? { tail_status: WITHHELD } : {}),
     spool: input.spool,
@@ -600,12 +703,16 @@ const statusViewWith = (
     cursor: input.cursor,
     next: input.next
   })
+  const lastLine = input.tail === "withheld" ? undefined : input.tail.lastLine
   const view = (output: string, shown: ReadonlyArray<readonly [number, number]>): StatusView => {
     const retention = record(shown)
-    // the section shows the failure lines: the record in the text leaves them out
-    const { failure_lines: _shownAbove, ...inText } = retention
-    const text = section === "" ? render(output, retention) : render(`${output}${output === "" || output.endsWith("\n") ? "" : "\n"}${section}`, inText)
-    return { _tag: "StatusView", output, retention, text }
+    // the lines shown, by number: counted back from the line the last byte is in
+    const count = output === "" ? 0 : output.split("\n").length - (output.endsWith("\n") ? 1 : 0)
+    const lines = lastLine !== undefined && count > 0 && lastLine - count + 1 >= 1
+      ? { from_line: lastLine - count + 1, to_line: lastLine }
+      : undefined
+    const section = failures !== undefined && picked.length > 0 ? failureSection(picked, failures, lines) : ""
+    return { _tag: "StatusView", output, retention, text: render(output, retention, section, lines) }
   }
   const fit = (max: number, build: (n: number) => StatusView) =>
     Envelope.fitCount(0, max, build, input.budget, measured)

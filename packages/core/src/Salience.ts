@@ -28,6 +28,7 @@ import { concat, copyOf, latin1 } from "./internal/bytes.js"
 import { newlines as countNewlines } from "./internal/kernel/kernel.js"
 import * as Ring from "./internal/ring.js"
 import { type AnchorScan, makeAnchorScan } from "./internal/secrets/anchors.js"
+import * as Terminal from "./Terminal.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Lines near a rule's match that belong with it, walked from the nearest outwards. */
@@ -44,6 +45,12 @@ export interface SalienceContext {
   readonly seek?: boolean
   /** The walk ends after a taken line that matches this. */
   readonly last?: RegExp
+  /**
+   * A taken line that matches this takes the next line that is not blank
+   * too, whatever it holds: the first line of a YAML block under a key
+   * (TAP's `error: |-`, whose next line is the assertion's own message).
+   */
+  readonly follow?: RegExp
 }
 
 /**
@@ -282,11 +289,11 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     id: "tap-not-ok",
     family: "node",
     role: "reports",
-    description: "a failing test in TAP output (`not ok 12 - name`, node --test), with its `error:` line",
+    description: "a failing test in TAP output (`not ok 12 - name`, node --test), with its `error:` line and the assertion message under it",
     anchors: ["not ok"],
     pattern: /^\s*not ok \d+/,
     unless: /# (?:SKIP|TODO)\b/i,
-    after: { take: 3, within: 8, seek: true, match: /^\s+error: |^\s+(?:Expected|expected)\b|!==|^\s+actual: / }
+    after: { take: 4, within: 9, seek: true, match: /^\s+error: |^\s+(?:Expected|expected)\b|!==|^\s+actual: /, follow: /^\s+error: [|>]-?\s*$/ }
   },
   {
     id: "test-fail-label",
@@ -537,12 +544,27 @@ const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
 
 /**
  * A line cut to `max` code points, keeping its start and its end (where a
- * message often ends with what it is about) around an ellipsis.
+ * message often ends with what it is about) around an ellipsis. A line to
+ * cut is first shown plain (`Terminal.plain`), so no cut falls inside an
+ * escape sequence; of a very long line, only its two ends are.
  */
-export const cutMiddle = (text: string, max: number): string => {
-  if (Utf8.codePointLength(text) <= max) return text
+export const cutMiddle = (raw: string, max: number): string => {
+  const length = Utf8.codePointLength(raw)
+  if (length <= max) return raw
   const end = Math.floor((max - 1) * 2 / 5)
-  return Utf8.takeCodePoints(text, max - 1 - end) + "…" + Utf8.takeLastCodePoints(text, end)
+  // each end shown plain from a reach of the line that holds enough of it once its escapes are gone: the work
+  // grows with what is shown and the escapes around it, not with the line
+  const plainEnd = (take: (reach: number) => string, wanted: number): string => {
+    for (let reach = 8 * max;; reach *= 4) {
+      if (reach >= length) return Terminal.plain(raw)
+      const part = Terminal.plain(take(reach))
+      if (Utf8.codePointLength(part) > wanted) return part
+    }
+  }
+  const head = plainEnd((reach) => Utf8.takeCodePoints(raw, reach), max)
+  if (Utf8.codePointLength(head) <= max) return head
+  const tail = plainEnd((reach) => Utf8.takeLastCodePoints(raw, reach), end)
+  return Utf8.takeCodePoints(head, max - 1 - end) + "…" + Utf8.takeLastCodePoints(tail, end)
 }
 
 /** Rules ready for a tracker: the literals to watch for, and a test for one line. */
@@ -641,9 +663,11 @@ interface Walk {
   looked: number
   taken: number
   done: boolean
+  /** The last line taken matched `follow`: the next line that is not blank is taken. */
+  following: boolean
 }
 
-const newWalk = (spec: SalienceContext): Walk => ({ spec, looked: 0, taken: 0, done: false })
+const newWalk = (spec: SalienceContext): Walk => ({ spec, looked: 0, taken: 0, done: false, following: false })
 
 /** Feeds one line to a context walk; true when the line is taken. */
 const step = (w: Walk, text: string): boolean => {
@@ -654,8 +678,9 @@ const step = (w: Walk, text: string): boolean => {
     return false
   }
   w.looked++
-  if (isBlank(text) || (spec.skip?.test(text) ?? false)) return false
-  if (spec.match === undefined || spec.match.test(text)) {
+  if (isBlank(text) || (!w.following && (spec.skip?.test(text) ?? false))) return false
+  if (w.following || spec.match === undefined || spec.match.test(text)) {
+    w.following = spec.follow?.test(text) ?? false
     w.taken++
     if (w.taken >= spec.take || (spec.last?.test(text) ?? false)) w.done = true
     return true

@@ -57,6 +57,12 @@ export interface KeepOptions {
   readonly tool?: string | undefined
   /** The command or the tool's arguments, recorded beside the output (masked) so people can tell outputs apart. */
   readonly command?: string | undefined
+  /**
+   * Cap on this output's preview, in characters, in place of the profile's
+   * `maxChars`: output this long or shorter comes back whole. A whole number
+   * of at least 1; the head, the failure lines and the tail scale with it.
+   */
+  readonly maxChars?: number | undefined
 }
 
 /** The write capability: saving long output and previewing it, for the caller in context. */
@@ -192,6 +198,10 @@ const defaults = {
   grepDeadlineMs: 10_000
 }
 
+/** A call's preview cap: its own when it is a whole number of at least 1, otherwise the profile's. */
+const capOf = (asked: number | undefined, profile: number): number =>
+  asked !== undefined && Number.isSafeInteger(asked) && asked >= 1 ? asked : profile
+
 /** Builds the write capability over the body store and a policy. */
 export const makeWrite = (options: Options = {}) =>
   Effect.gen(function*() {
@@ -210,7 +220,7 @@ export const makeWrite = (options: Options = {}) =>
     const capture = (keep: KeepOptions = {}) =>
       Effect.flatMap(CurrentCaller, (caller) =>
         Capture.make(bodies, policy, {
-          maxChars,
+          maxChars: capOf(keep.maxChars, maxChars),
           maxFileBytes: options.maxFileBytes ?? 1024 * 1024 * 1024,
           hint: options.hint,
           grepHint: options.grepHint,

@@ -51,6 +51,8 @@ export * as Process from "./Process.js"
 export * as ProcessView from "./ProcessView.js"
 /** Lines that explain a failure, found anywhere in an output. */
 export * as Salience from "./Salience.js"
+/** Terminal output read without a terminal: escapes removed, carriage-return redraws in their final state. */
+export * as Terminal from "./Terminal.js"
 /** The scratch profile: per-tool policies, projection onto the model ceiling, captures kept as bodies, display folding. */
 export * as ToolOutput from "./ToolOutput.js"
 /** Masking of credentials and registered secret values. */

@@ -85,6 +85,8 @@ export interface KeepOptions {
   readonly exitCode?: number | undefined
   /** The tool (or label) it came from, so that the rules for that tool apply. */
   readonly label?: string | undefined
+  /** This preview's size in characters, 1 to 1,000,000, in place of `OpenOptions.maxChars`; output this long or shorter comes back whole. */
+  readonly maxChars?: number | undefined
 }
 
 /** How `deliver` projects a result: the scratch profile's strategy, capture and ceiling. */
@@ -106,6 +108,8 @@ export interface RunOptions {
   readonly timeoutMs?: number | undefined
   /** The label its output is kept under, for per-tool rules; `command` by default. */
   readonly label?: string | undefined
+  /** This preview's size in characters, 1 to 1,000,000, in place of `OpenOptions.maxChars`; output this long or shorter comes back whole. */
+  readonly maxChars?: number | undefined
 }
 
 /** What `run` returns: what the model reads (`text`), the facts, and how the command ended. */
@@ -202,7 +206,17 @@ export interface Spillway extends AsyncDisposable {
   /** The status view of a job, or a page of its output by cursor, byte offset or line. */
   readonly poll: (pid: number, request?: Omit<Process.PollRequest, "pid">) => Promise<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines>
   /** Waits until a job exits, a line matches `pattern`, or `timeoutMs` passes. */
-  readonly wait: (pid: number, options: { readonly timeoutMs: number; readonly pattern?: string | undefined; readonly ignoreCase?: boolean | undefined }) => Promise<ProcessView.StatusView>
+  readonly wait: (
+    pid: number,
+    options: {
+      readonly timeoutMs: number
+      /** Ends the wait on a matching line printed after the call (or from `fromLine` on). */
+      readonly pattern?: string | undefined
+      readonly ignoreCase?: boolean | undefined
+      /** With a pattern: the line it is first tried on (1 counts every kept line; a wait's `next_line` goes on). */
+      readonly fromLine?: number | undefined
+    }
+  ) => Promise<ProcessView.StatusView>
   /** A page of the lines of a job's kept output that match a pattern. */
   readonly search: (pid: number, request: Omit<Process.SearchRequest, "pid">) => Promise<ProcessView.Matches>
   /** This owner's jobs. */
@@ -254,14 +268,24 @@ const specOf = (command: Command): Effect.Effect<{ readonly command: string; rea
     : Effect.fail(new Errors.InvalidRequest({ argument: "command", reason: "give a shell line or a non-empty [program, ...args]" }))
 }
 
+/** Most characters a call's own preview size may be: its head and tail are held in memory, four bytes a character each. */
+const MAX_PREVIEW_CHARS = 1_000_000
+
+/** A call's own preview size, when it gave one: a whole number from 1 to `MAX_PREVIEW_CHARS`. */
+const checkMaxChars = (maxChars: number | undefined) =>
+  maxChars === undefined || (Number.isSafeInteger(maxChars) && maxChars >= 1 && maxChars <= MAX_PREVIEW_CHARS)
+    ? Effect.succeed(maxChars)
+    : Effect.fail(new Errors.InvalidRequest({ argument: "maxChars", reason: `must be a whole number from 1 to ${MAX_PREVIEW_CHARS}, got ${maxChars}` }))
+
 /** Runs a command with both pipes merged into one capture, as `spillway run` does. */
 const runKept = (command: Command, options: RunOptions) =>
   Effect.scoped(Effect.gen(function*() {
     yield* checkTimeout(options.timeoutMs)
+    const maxChars = yield* checkMaxChars(options.maxChars)
     const spec = yield* specOf(command)
     const write = yield* Spill.SpillWrite
     const runner = yield* Child.ChildRunner
-    const capture = yield* write.capture({ tool: options.label })
+    const capture = yield* write.capture({ tool: options.label, maxChars })
     const child = yield* runner.start({ ...spec, cwd: options.cwd, env: options.env, mergeStderr: true }, capture.write)
     const ended = options.timeoutMs === undefined
       ? Option.some(yield* child.exit)
@@ -278,7 +302,8 @@ const keep = (output: string | Uint8Array, options: KeepOptions) =>
     if (!Number.isSafeInteger(exitCode)) {
       return yield* new Errors.InvalidRequest({ argument: "exitCode", reason: `must be a whole number, got ${exitCode}` })
     }
-    const capture = yield* (yield* Spill.SpillWrite).capture({ tool: options.label })
+    const maxChars = yield* checkMaxChars(options.maxChars)
+    const capture = yield* (yield* Spill.SpillWrite).capture({ tool: options.label, maxChars })
     yield* capture.write(typeof output === "string" ? Utf8.encode(output) : output)
     return yield* capture.finish(exitCode)
   }))
@@ -368,7 +393,7 @@ export const open = async (options: OpenOptions = {}): Promise<Spillway> => {
       run(Effect.flatMap(specOf(command), (spec) =>
         Process.start(caller, { ...spec, cwd: o.cwd, env: o.env, stdin: o.stdin === true ? "pipe" : "closed", keep: o.keepWhole === true ? "whole" : "head-and-tail" }))),
     poll: (pid, request = {}) => run(inFaceWords(Process.poll(caller, { ...request, pid }))),
-    wait: (pid, o) => run(inFaceWords(Process.wait(caller, { pid, timeoutMillis: o.timeoutMs, pattern: o.pattern, ignoreCase: o.ignoreCase }))),
+    wait: (pid, o) => run(inFaceWords(Process.wait(caller, { pid, timeoutMillis: o.timeoutMs, pattern: o.pattern, ignoreCase: o.ignoreCase, fromLine: o.fromLine }))),
     search: (pid, request) => run(inFaceWords(Process.search(caller, { ...request, pid }))),
     jobs: () => run(Process.list(caller)),
     writeStdin: (pid, data) => run(Effect.flatMap(Process.ProcessControl, (c) => c.writeStdin(caller, pid, data))),

@@ -58,7 +58,7 @@ describe("the words a job's views read on in", () => {
     expect(again.matches[0]!.line).toBe(2)
     // what a model reads through the tool names the tool
     const viaTool = await sw.tool("manage_process", { action: "poll", pid })
-    expect(viaTool.text).toContain(`"next":"manage_process action=poll pid=${pid} cursor=`)
+    expect(viaTool.text).toContain(`Next: manage_process action=poll pid=${pid} cursor=`)
     expect(viaTool.text).not.toContain(`poll(${pid},`)
   })
 

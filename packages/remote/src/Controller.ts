@@ -150,7 +150,13 @@ export interface Leased {
     pid: number,
     request?: Omit<Process.PollRequest, "pid">
   ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable>
-  readonly wait: (pid: number, timeoutMillis: number, pattern?: string) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
+  /** Waits on the host: for the exit, the timeout, or a line matching `pattern` printed after the call (or from line `fromLine` on). */
+  readonly wait: (
+    pid: number,
+    timeoutMillis: number,
+    pattern?: string,
+    fromLine?: number
+  ) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
   /** A page of the lines of the job's kept output that match a pattern, searched on the host. */
   readonly search: (
     pid: number,
@@ -315,9 +321,9 @@ export const layer = (options: LayerOptions = {}) =>
                     (count) => withLease((lease) => client.Pages({ lease, pid, generation, cursor, limit, count }))
                   )
                 }),
-              wait: (pid, timeoutMillis, pattern) =>
+              wait: (pid, timeoutMillis, pattern, fromLine) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern })), (v) => observe(pid, v))),
+                  Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern, fromLine })), (v) => observe(pid, v))),
               search: (pid, request) =>
                 Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Search({ lease, pid, generation, ...request }))),
               stdin: (pid, data, close) =>

@@ -175,13 +175,13 @@ export const handlers = (options: Options) =>
         onJob(lease, clientId, pid, generation, (caller) =>
           // a search runs up to its deadline: the lease is checked again before its matches are returned
           Effect.zipLeft(Effect.mapError(manager.search(caller, { pid, pattern, ignoreCase, maxResults, cursor }), hostError), check(lease, clientId))),
-      Wait: ({ generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
+      Wait: ({ fromLine, generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) => {
           // the lease is checked while the job is waited on and again once the wait is over:
           // output printed after a revocation is never returned
           const revoked = Effect.forever(Effect.zipRight(Effect.sleep(RECHECK_MILLIS), check(lease, clientId)))
           return Effect.zipLeft(
-            Effect.raceFirst(Effect.mapError(manager.wait(caller, { pid, timeoutMillis, pattern }), hostError), revoked),
+            Effect.raceFirst(Effect.mapError(manager.wait(caller, { pid, timeoutMillis, pattern, fromLine }), hostError), revoked),
             check(lease, clientId)
           )
         }),

@@ -82,7 +82,15 @@ export class HostRpcs extends RpcGroup.make(
     error: HostError
   }),
   Rpc.make("Wait", {
-    payload: { lease, pid, generation, timeoutMillis: Schema.Number, pattern: Schema.optional(Schema.String) },
+    payload: {
+      lease,
+      pid,
+      generation,
+      timeoutMillis: Schema.Number,
+      pattern: Schema.optional(Schema.String),
+      /** With a pattern: the line it is first tried on; absent, only lines printed after the call match. */
+      fromLine: Schema.optional(Schema.Number)
+    },
     success: ProcessView.StatusView,
     error: HostError
   }),

@@ -112,7 +112,7 @@ describe("leases over the wire", () => {
       for (const pattern of ["AFTER", undefined]) {
         Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a": "team-a", "cred-b": "team-b" } }))
         const job = yield* leased.start({ command: "echo before; sleep 1.5; echo AFTER-REVOCATION; sleep 1" })
-        yield* leased.wait(job.pid, 10_000, "before")
+        yield* leased.wait(job.pid, 10_000, "before", 1)
         const waiting = yield* Effect.fork(leased.wait(job.pid, 10_000, pattern))
         yield* Effect.sleep("500 millis")
         Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
@@ -134,10 +134,10 @@ describe("a host wait with a pattern that cannot finish", () => {
       const job = yield* leased.start({
         command: `node -e "for (let i = 0; i < 24; i++) { let s = ''; for (let k = 0; k < 65000; k++) s += Math.random() < 0.5 ? 'a' : 'b'; console.log(s) }"; sleep 30`
       })
-      yield* leased.wait(job.pid, 10_000, "^[ab]{10}")
+      yield* leased.wait(job.pid, 10_000, "^[ab]{10}", 1)
       const order: Array<string> = []
       const started = Date.now()
-      const waiting = yield* Effect.fork(Effect.tap(leased.wait(job.pid, 3000, "(?:a|b)*a[ab]{999}[^ab]"), () => Effect.sync(() => order.push("wait"))))
+      const waiting = yield* Effect.fork(Effect.tap(leased.wait(job.pid, 3000, "(?:a|b)*a[ab]{999}[^ab]", 1), () => Effect.sync(() => order.push("wait"))))
       yield* Effect.sleep("500 millis")
       const status = yield* leased.status(job.pid)
       order.push("status")

@@ -96,6 +96,13 @@ describe("a host over stdio", () => {
       const view = yield* a.wait(job.pid, 10_000)
       expect(view.retention.failure_lines).toEqual([{ line: 1501, text: "src/app.ts(1501,7): error TS2322: no" }])
       expect(view.text).toContain("1501: src/app.ts(1501,7): error TS2322: no\n")
+      expect(view.text.split("\n")[0]).toBe(`Job ${job.pid} exited with 2.`)
+      // a failure line among the newest lines is shown once, over the lease as on the host
+      const late = yield* a.start({ command: "seq 1 10; echo 'Error: late failure'; seq 12 20; exit 1" })
+      const lateView = yield* a.wait(late.pid, 10_000)
+      expect(lateView.retention.failure_lines?.map((l) => l.line)).toEqual([11])
+      expect(lateView.text.split("Error: late failure")).toHaveLength(2)
+      expect(lateView.text).not.toContain("Lines that report errors")
       const first = yield* a.search(job.pid, { pattern: "^40\\d\\d$", maxResults: 2 })
       expect(first.matches.map((m) => m.line)).toEqual([4000, 4001])
       expect(first.more).toBe(true)
@@ -187,7 +194,7 @@ const leasedJob = (command: string, options?: Controller.LayerOptions, pattern?:
     const context = yield* Layer.build(countingOverStdio(files, calls, options))
     const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
     const job = yield* leased.start({ command })
-    const view = (yield* leased.wait(job.pid, 10_000, pattern)) as View
+    const view = (yield* leased.wait(job.pid, 10_000, pattern, pattern === undefined ? undefined : 1)) as View
     calls.length = 0
     return { files, calls, context, leased, job, view }
   })

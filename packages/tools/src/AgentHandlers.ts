@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Agents } from "@spillway/agents"
+import { Terminal } from "@spillway/core"
 import { Effect } from "effect"
 import { ToolCaller } from "./Handlers.js"
 import * as Replies from "./Replies.js"
@@ -44,7 +45,8 @@ const wait = (params: { readonly agent_ids: ReadonlyArray<string>; readonly time
     const caller = yield* ToolCaller
     const runtime = yield* Agents.AgentRuntime
     const { text, facts } = Agents.deliveredWait(yield* runtime.waitForAgents(caller, { agentIds: params.agent_ids, timeoutMillis: params.timeout_ms ?? 60_000 }))
-    return { text, ...facts }
+    // the agents' output as a model reads it: no terminal escapes, redrawn lines in their final state
+    return { text: Terminal.plain(text), ...facts }
   }))
 
 const results = (params: { readonly agent_id: string; readonly cursor?: string | undefined; readonly limit?: number | undefined }) =>
@@ -52,7 +54,7 @@ const results = (params: { readonly agent_id: string; readonly cursor?: string |
     const caller = yield* ToolCaller
     const runtime = yield* Agents.AgentRuntime
     const { text, facts } = Agents.deliveredPage(yield* runtime.getAgentResults(caller, { agentId: params.agent_id, cursor: params.cursor, limit: params.limit }))
-    return { text, ...facts }
+    return { text: Terminal.plain(text), ...facts }
   }))
 
 /** Handlers of every agent tool. */

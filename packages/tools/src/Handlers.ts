@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Access, Child, Delivery, type Envelope, Errors, Evidence, Preview, Process, ProcessView, Secrets, Spill, Utf8 } from "@spillway/core"
+import { Access, Child, Delivery, type Envelope, Errors, Evidence, Preview, Process, ProcessView, Secrets, Spill, Terminal, Utf8 } from "@spillway/core"
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import * as Views from "./internal/views.js"
 import * as Replies from "./Replies.js"
@@ -52,13 +52,32 @@ const handled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Tool
 const missing = (field: string, action: string) =>
   new ToolFailure({ reason: "InvalidRequest", kind: "InvalidRequest", detail: `${action} needs ${field}` })
 
-/** A result as a tool returns it: the text, then the facts. */
-const result = <F extends object>(delivered: Delivery.Delivered<F>): { readonly text: string } & F => ({ text: delivered.text, ...delivered.facts })
+/**
+ * A result as a tool returns it: the text, then the facts. The text a model
+ * reads has its terminal escapes removed and carriage-return redraws in
+ * their final state (`Terminal.plain`), after the fitting: it only shrinks,
+ * so it still fits, and line numbers do not move; `content_chars` counts
+ * the content as shown. `raw` keeps the text exact.
+ */
+const result = <F extends object>(delivered: Delivery.Delivered<F>, raw = false): { readonly text: string } & F => {
+  if (raw || !Terminal.hasNoise(delivered.text)) return { text: delivered.text, ...delivered.facts }
+  const text = Terminal.plain(delivered.text)
+  const facts: F & { readonly content_chars?: unknown } = delivered.facts
+  if (typeof facts.content_chars !== "number") return { text, ...facts }
+  // the marker starts a line of its own, so the content's plain form is where the text's starts
+  const content = Terminal.plain(Utf8.takeCodePoints(delivered.text, facts.content_chars))
+  return { text, ...facts, content_chars: Utf8.codePointLength(content) }
+}
 
 /** Fits a result, or fails saying the budget is too small for it. */
 const fitted = <A>(fit: Either.Either<A, Envelope.EnvelopeTooSmall>) => Either.isRight(fit) ? Effect.succeed(fit.right) : Effect.fail(fit.left)
 
-const readSpill = (params: { readonly filename: string; readonly offset?: number | undefined; readonly limit?: number | undefined }) =>
+const readSpill = (params: {
+  readonly filename: string
+  readonly offset?: number | undefined
+  readonly limit?: number | undefined
+  readonly raw?: boolean | undefined
+}) =>
   handled(Effect.gen(function*() {
     const budget = yield* Delivery.Budget
     // no more than four bytes a character can fit the result
@@ -66,8 +85,8 @@ const readSpill = (params: { readonly filename: string; readonly offset?: number
     const lines = Views.linesOf(page.text)
     if (page.cutLine === undefined && lines.length > 0) {
       const whole = Delivery.fitResult(1, lines.length, (k) => Views.whole(page, lines, k), budget)
-      if (Either.isRight(whole)) return result(whole.right.value)
-    } else if (lines.length === 0) return result(Views.whole(page, lines, 0))
+      if (Either.isRight(whole)) return result(whole.right.value, params.raw)
+    } else if (lines.length === 0) return result(Views.whole(page, lines, 0), params.raw)
     // its first line does not fit: its start, and a cursor to the rest of it
     const caller = yield* ToolCaller
     const evidence = yield* Evidence.Evidence
@@ -77,7 +96,7 @@ const readSpill = (params: { readonly filename: string; readonly offset?: number
     const most = Math.max(1, Utf8.codePointLength(line) - (page.cutLine !== undefined ? 0 : line.endsWith("\n") ? 2 : 1))
     const part = yield* fitted(Delivery.fitResult(1, most, (n) =>
       Views.cut(page, Utf8.takeCodePoints(line, n), evidence.cursorFor(page.filename, lineStart + n)), budget))
-    return result(part.value)
+    return result(part.value, params.raw)
   }))
 
 const grepSpill = (params: {
@@ -87,6 +106,7 @@ const grepSpill = (params: {
   readonly offset?: number | undefined
   readonly max_results?: number | undefined
   readonly ignore_case?: boolean | undefined
+  readonly raw?: boolean | undefined
 }) =>
   handled(Effect.gen(function*() {
     const budget = yield* Delivery.Budget
@@ -103,18 +123,18 @@ const grepSpill = (params: {
       : yield* Spill.grepSpill(params.pattern, params.filename!, options)
     const from = params.offset ?? 1
     const whole = Delivery.fitResult(0, r.matches.length, (k) => Views.shown(r, from, k), budget)
-    if (Either.isRight(whole) && (whole.right.count > 0 || r.matches.length === 0)) return result(whole.right.value)
+    if (Either.isRight(whole) && (whole.right.count > 0 || r.matches.length === 0)) return result(whole.right.value, params.raw)
     // not even one matching line fits whole: the start of the first
     const first = r.matches[0]!
     const part = yield* fitted(Delivery.fitResult(0, Utf8.codePointLength(first.text), (n) =>
       Views.shown({ ...r, matches: [{ line: first.line, text: Utf8.takeCodePoints(first.text, n), cut: true }], more: r.more || r.matches.length > 1 }, from, 1), budget))
-    return result(part.value)
+    return result(part.value, params.raw)
   }))
 
-const getToolOutput = (params: { readonly cursor: string }) =>
+const getToolOutput = (params: { readonly cursor: string; readonly raw?: boolean | undefined }) =>
   handled(Effect.gen(function*() {
     const caller = yield* ToolCaller
-    return result(Evidence.delivered(yield* Evidence.getToolOutput(params.cursor, caller)))
+    return result(Evidence.delivered(yield* Evidence.getToolOutput(params.cursor, caller)), params.raw)
   }))
 
 const viewResult = (view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines | ProcessView.Matches) => result(ProcessView.delivered(view))
@@ -138,6 +158,7 @@ type ProcessParams = {
   readonly keep_whole?: boolean | undefined
   readonly ignore_case?: boolean | undefined
   readonly max_results?: number | undefined
+  readonly from_line?: number | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -155,7 +176,13 @@ const readProcess = (params: ProcessParams) =>
       }
       case "wait": {
         const pid = yield* pidOf(params)
-        const view = yield* handled(read.wait(caller, { pid, timeoutMillis: params.timeout_ms ?? 30_000, pattern: params.pattern, ignoreCase: params.ignore_case }))
+        const view = yield* handled(read.wait(caller, {
+          pid,
+          timeoutMillis: params.timeout_ms ?? 30_000,
+          pattern: params.pattern,
+          ignoreCase: params.ignore_case,
+          fromLine: params.from_line
+        }))
         return viewResult(view)
       }
       case "grep": {
@@ -206,7 +233,8 @@ const manageProcess = (params: ProcessParams) =>
           })
         )
         const read = yield* Process.ProcessRead
-        return viewResult(yield* handled(read.poll(caller, { pid: started.pid })))
+        const first = yield* handled(read.poll(caller, { pid: started.pid }))
+        return viewResult(first._tag === "StatusView" ? ProcessView.asStarted(first, yield* Delivery.Budget) : first)
       }
       case "write_stdin": {
         const pid = yield* pidOf(params)
@@ -236,14 +264,51 @@ const manageProcess = (params: ProcessParams) =>
     }
   })
 
-const runCommand = (params: { readonly command: string; readonly cwd?: string | undefined; readonly timeout_ms?: number | undefined }) =>
+/** The note after a preview a call asked to have whole, when the output did not fit. */
+const TOO_LONG = "[Asked for whole, the output is longer than this result's budget: the preview above is as large as fits]\n"
+
+/** The note after a cut preview that says how to page the whole output. */
+const wholeNote = (cursor: string, filename: string) =>
+  `[The whole output is kept: ${Delivery.call("get_tool_output", [["cursor", cursor]])} pages it from the start; read_spill and grep_spill read it by line with filename=${filename}]\n`
+
+/**
+ * The preview size a `run_command` call asked for (`max_chars`, or the whole
+ * budget for `whole`), lowered to what the result's budget leaves once the
+ * notes and facts around the preview are counted; none when it asked for none.
+ */
+const previewSize = (
+  params: { readonly max_chars?: number | undefined; readonly whole?: boolean | undefined },
+  budget: Envelope.Budget,
+  cursorFor: (id: string) => string
+): number | undefined => {
+  const asked = params.whole === true ? budget.limit : params.max_chars
+  if (asked === undefined) return undefined
+  // the longest a saved name, a cursor and an ending can be, counted as delivered
+  const name = "x".repeat(64)
+  const cursor = cursorFor(name)
+  const around = Delivery.sizeOf({
+    text: Delivery.withMarker("", `${TOO_LONG}${wholeNote(cursor, name)}[exit code none: stopped after 3600000 ms, its timeout; the command did not finish]`),
+    facts: { exit_code: null, timed_out: false, truncated: true, filename: name, cursor }
+  }, budget.measure)
+  // a preview's line breaks and quotes take two characters each as delivered: a tenth is left for them
+  return Math.max(400, Math.min(asked, Math.floor((budget.limit - around) * 0.9)))
+}
+
+const runCommand = (params: {
+  readonly command: string
+  readonly cwd?: string | undefined
+  readonly timeout_ms?: number | undefined
+  readonly max_chars?: number | undefined
+  readonly whole?: boolean | undefined
+}) =>
   handled(Effect.scoped(Effect.gen(function*() {
     const write = yield* Spill.SpillWrite
     const runner = yield* Child.ChildRunner
     const evidence = yield* Evidence.Evidence
     const timeout = params.timeout_ms ?? 600_000
+    const maxChars = previewSize(params, yield* Delivery.Budget, (id) => evidence.cursorFor(id))
     // one body, masked as it is written: read_spill reads it by name, get_tool_output by cursor
-    const capture = yield* write.capture({ tool: "run_command", command: params.command })
+    const capture = yield* write.capture({ tool: "run_command", command: params.command, maxChars })
     const child = yield* runner.start({ command: params.command, shell: true, cwd: params.cwd }, capture.write)
     const exit = yield* child.exit.pipe(Effect.timeoutOption(Duration.millis(timeout)))
     const timedOut = Option.isNone(exit)
@@ -252,9 +317,8 @@ const runCommand = (params: { readonly command: string; readonly cwd?: string | 
     const kept = yield* capture.finish(code ?? 124)
     const cursor = kept.filename !== undefined ? evidence.cursorFor(kept.filename) : null
     // after the preview, how to page the whole output when it was cut, then the exit status, always last
-    const whole = kept.truncated && kept.filename !== undefined && cursor !== null
-      ? `[The whole output is kept: ${Delivery.call("get_tool_output", [["cursor", cursor]])} pages it from the start; read_spill and grep_spill read it by line with filename=${kept.filename}]\n`
-      : ""
+    const tooLong = params.whole === true && kept.truncated ? TOO_LONG : ""
+    const whole = tooLong + (kept.truncated && kept.filename !== undefined && cursor !== null ? wholeNote(cursor, kept.filename) : "")
     const ending = timedOut
       ? `[exit code none: stopped after ${timeout} ms, its timeout; the command did not finish]`
       : status.signal !== null

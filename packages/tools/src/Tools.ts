@@ -93,6 +93,12 @@ export const ReadSpillFacts = Schema.Struct({
   cursor: optional(Schema.String)
 })
 
+/** Asks for the kept text exactly; by default what a model reads has its terminal escapes removed. */
+const Raw = optional(described(
+  Schema.Boolean,
+  "true for the kept text exactly (masked), terminal escapes and carriage returns included; false by default: colours and other escape sequences are removed and a line redrawn with carriage returns shows its final state, line numbers unchanged"
+))
+
 /** `read_spill`: lines of a saved output by file name. */
 export const ReadSpill = annotated(
   Tool.make("read_spill", {
@@ -101,7 +107,8 @@ export const ReadSpill = annotated(
     parameters: {
       filename: Filename,
       offset: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "the first line to read, 1-based; 1 by default")),
-      limit: optional(described(Schema.Int.pipe(Schema.between(1, 2_000)), "most lines to read, 1 to 2,000; 2,000 by default (fewer when they do not fit the result)"))
+      limit: optional(described(Schema.Int.pipe(Schema.between(1, 2_000)), "most lines to read, 1 to 2,000; 2,000 by default (fewer when they do not fit the result)")),
+      raw: Raw
     },
     success: withText(ReadSpillFacts),
     failure: ToolFailure,
@@ -136,7 +143,8 @@ export const GrepSpill = annotated(
       cursor: optional(described(Schema.String, "instead of filename: a cursor get_tool_output takes, naming the kept output to search")),
       offset: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "the first line to search, 1-based; 1 by default")),
       max_results: optional(described(Schema.Int.pipe(Schema.between(1, 1_000)), "most matching lines, 1 to 1,000; 100 by default (fewer when they do not fit the result)")),
-      ignore_case: optional(described(Schema.Boolean, "match letters of either case; false by default"))
+      ignore_case: optional(described(Schema.Boolean, "match letters of either case; false by default")),
+      raw: Raw
     },
     success: withText(GrepSpillFacts),
     failure: ToolFailure,
@@ -151,7 +159,10 @@ export const GetToolOutput = annotated(
   Tool.make("get_tool_output", {
     description:
       `Read a page of a tool's kept output from a cursor a result gave (run_command's cursor, or the previous page's). A page that is not the last ends with a marker and the call for the next page, whose cursor is also the result's cursor field; go on until truncated is false. Reads the kept output; it never runs anything again. ${CONTINUE}`,
-    parameters: { cursor: described(Schema.String, "the cursor from run_command or from the previous page (its cursor field, or the call at the end of its text)") },
+    parameters: {
+      cursor: described(Schema.String, "the cursor from run_command or from the previous page (its cursor field, or the call at the end of its text)"),
+      raw: Raw
+    },
     success: withText(Evidence.Facts),
     failure: ToolFailure,
     failureMode: "return"
@@ -161,7 +172,7 @@ export const GetToolOutput = annotated(
 )
 
 const processDescription = (actions: string) =>
-  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows the newest lines, the lines that report errors or failures (with their line numbers) and an [output retention] record; the record's next field is the exact call that pages the whole output from its start (with its cursor), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes, with the same view. grep lists the kept lines matching pattern, a page at a time, ending with the call that searches on. ${CONTINUE} Actions: ${actions}.`
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows one sentence that says what happened (started, still running after N s, exited with N, killed by a signal), the newest lines, the lines that report errors or failures not among them (with their line numbers), and a last line with the exact call that pages the whole output from its start (the record of every byte is the structured content, whose next field is that call), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes, with the same view; a pattern matches only lines printed after the call (pass from_line: 1 to count the lines already printed, as right after start), and the record's wait field names the line that matched and the next_line to pass as from_line to wait for the next one. grep lists the kept lines matching pattern, a page at a time, ending with the call that searches on. ${CONTINUE} Actions: ${actions}.`
 
 const pollFields = {
   pid: optional(Pid),
@@ -176,7 +187,13 @@ const pollFields = {
   line: optional(described(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "for poll: read by line number (1-based) instead of by byte, in the head or the newest output")),
   lines: optional(described(Schema.Int.pipe(Schema.between(1, 2_000)), "for poll, with line: how many lines, 1 to 2,000; 200 by default")),
   timeout_ms: optional(described(Schema.Int.pipe(Schema.between(0, 600_000)), "for wait: the longest wait in milliseconds, 0 to 600,000; 30,000 by default")),
-  pattern: optional(described(Schema.String, "for wait: a regular expression, the wait ends at the first new line that matches; for grep: the lines to list")),
+  pattern: optional(described(Schema.String, "for wait: a regular expression, the wait ends at the first line printed after the call that matches (see from_line); for grep: the lines to list")),
+  from_line: optional(
+    described(
+      Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+      "for wait, with pattern: the line number (1-based) the pattern is first tried on, so lines already printed count: 1 for every kept line, or the next_line of an earlier wait to go on from it; absent: only lines printed after the call"
+    )
+  ),
   ignore_case: optional(described(Schema.Boolean, "for wait and grep: match letters of either case; false by default")),
   max_results: optional(described(Schema.Int.pipe(Schema.between(1, Process.MAX_SEARCH_RESULTS)), "for grep: most matching lines per page; 100 by default (fewer when they do not fit the result)"))
 }
@@ -267,6 +284,15 @@ export const RunCommand = annotated(
       cwd: optional(described(Schema.String, "the directory to run it in; the server's own by default")),
       timeout_ms: optional(
         described(Schema.Int.pipe(Schema.between(1, 3_600_000)), "stop the command after this many milliseconds (SIGTERM, then SIGKILL), 1 to 3,600,000; 600,000 by default")
+      ),
+      max_chars: optional(
+        described(
+          Schema.Int.pipe(Schema.between(400, 1_000_000)),
+          "the preview's size in characters, 400 or more; 2,000 by default. Output this long or shorter comes back whole; a longer preview shows more of the head, the failure lines and the tail. Lowered to what fits the result's budget"
+        )
+      ),
+      whole: optional(
+        described(Schema.Boolean, "true to get the whole output when it fits the result's budget, however long; a longer one comes back as a preview as large as fits")
       )
     },
     success: withText(RunCommandFacts),

@@ -66,7 +66,7 @@ describe("spillway mcp", () => {
     const readOnly = Object.fromEntries(tools.map((t) => [t.name, t.annotations?.readOnlyHint]))
     expect(readOnly).toEqual({ run_command: false, read_spill: true, grep_spill: true, get_tool_output: true, manage_process: false })
     const run = tools.find((t) => t.name === "run_command")!
-    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["command", "cwd", "timeout_ms"])
+    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["command", "cwd", "max_chars", "timeout_ms", "whole"])
   })
 
   it("runs a command with megabytes of output, then reads, greps and pages it back, the secret masked everywhere", async () => {
@@ -143,13 +143,16 @@ describe("spillway mcp", () => {
     expect(started.isError).toBeFalsy()
     const pid = started.structuredContent!.pid as number
     expect(pid).toBeGreaterThan(0)
-    const waited = await call(client, "manage_process", { action: "wait", pid, timeout_ms: 10_000, pattern: "READY" })
+    const waited = await call(client, "manage_process", { action: "wait", pid, timeout_ms: 10_000, pattern: "READY", from_line: 1 })
     expect(waited.structuredContent!.wait).toMatchObject({ ended_by: "match", match: { text: "READY" } })
     const done = await call(client, "manage_process", { action: "wait", pid, timeout_ms: 10_000 })
     const view = textOf(done)
     expect(view).toContain("step 1\nstep 2\nstep 3\nsecret ****")
     expect(view).not.toContain(TOKEN.slice(4))
-    expect(view).toContain("[output retention] {")
+    // one sentence first, then the lines, then the call that reads on: no record in the text, no cursor twice
+    expect(view.startsWith(`Job ${pid} exited with 0.\nstep 1\n`)).toBe(true)
+    expect(view).not.toContain("{")
+    expect(view.split(done.structuredContent!.cursor as string)).toHaveLength(2)
     const record = done.structuredContent!
     expect(record).toMatchObject({ pid, status: "exited", exit_code: 0, not_retained_bytes: 0, capture_limit_loss_bytes: 0 })
     expect(record.retained_bytes).toBe(record.emitted_bytes)
@@ -166,7 +169,7 @@ describe("spillway mcp", () => {
     const catPid = cat.structuredContent!.pid as number
     await call(client, "manage_process", { action: "write_stdin", pid: catPid, data: "echoed back\n", close: true })
     const catDone = await call(client, "manage_process", { action: "wait", pid: catPid, timeout_ms: 10_000 })
-    expect(textOf(catDone).startsWith("echoed back\n[output retention]")).toBe(true)
+    expect(textOf(catDone).startsWith(`Job ${catPid} exited with 0.\nechoed back\n[Line 1 of 1 shown, the newest; 12 bytes written. Next: `)).toBe(true)
 
     const sleeper = await call(client, "manage_process", { action: "start", command: "sleep 30" })
     const sleeperPid = sleeper.structuredContent!.pid as number
@@ -367,14 +370,14 @@ describe("spillway mcp with hostile patterns", () => {
     const full = await connect()
     const started = await call(full.client, "manage_process", { action: "start", command: `${heavyLines}; sleep 60` })
     const pid = started.structuredContent!.pid as number
-    const ready = await call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 30_000, pattern: "^[ab]{10}" })
-    expect(textOf(ready)).toContain(`"ended_by":"match"`)
+    const ready = await call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 30_000, pattern: "^[ab]{10}", from_line: 1 })
+    expect(textOf(ready)).toMatch(/^Job \d+ is still running after \d+ s\. The wait ended after \d+ s on line \d+: [ab]{10}/)
     const r = await race(
-      () => call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 3000, pattern: heavy }),
+      () => call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 3000, pattern: heavy, from_line: 1 }),
       () => call(full.client, "manage_process", { action: "list" })
     )
     expect(r.order).toEqual(["second", "first"])
-    expect(textOf(r.first.r)).toContain(`"ended_by":"timeout"`)
+    expect(textOf(r.first.r)).toContain("The wait timed out after")
     expect(r.first.seconds).toBeLessThan(10)
     await call(full.client, "manage_process", { action: "signal", pid, signal: "SIGKILL" })
     await call(full.client, "manage_process", { action: "wait", pid, timeout_ms: 10_000 })
@@ -382,11 +385,11 @@ describe("spillway mcp with hostile patterns", () => {
 
     const { client } = await connect(["--read-only"], full.dir)
     const again = await race(
-      () => call(client, "manage_process", { action: "wait", pid, timeout_ms: 3000, pattern: heavy }),
+      () => call(client, "manage_process", { action: "wait", pid, timeout_ms: 3000, pattern: heavy, from_line: 1 }),
       () => call(client, "manage_process", { action: "list" })
     )
     expect(again.order).toEqual(["second", "first"])
-    expect(textOf(again.first.r)).toContain(`"ended_by":"timeout"`)
+    expect(again.first.r.structuredContent!.wait).toMatchObject({ ended_by: "timeout" })
     expect(again.first.seconds).toBeLessThan(10)
     await client.close()
   }, 90_000)

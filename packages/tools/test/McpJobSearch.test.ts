@@ -77,7 +77,8 @@ describe("spillway mcp: failure lines and searches of jobs", () => {
       expect(text).toContain(`\n1501: ${TS_ERROR}\n`)
       // the newest lines and the record are there too, within the budget
       expect(text).toContain("4001\n4002\n[Lines that report errors or failures")
-      expect(text).toContain("[output retention] {")
+      expect(text.startsWith(`Job ${pid} exited with 2.\n`)).toBe(true)
+      expect(text).toContain(`[Lines 3953-4002 of 4002 shown, the newest; ${s.emitted_bytes} bytes written. Next: manage_process action=poll pid=${pid} cursor=`)
       expect(text.length).toBeLessThanOrEqual(12_000)
       expect(JSON.stringify(s).length).toBeLessThanOrEqual(12_000)
       expect(s).toMatchObject({ exit_code: 2, emitted_bytes: seqBytes(1, 1500) + TS_ERROR.length + 1 + seqBytes(1502, 4002) })

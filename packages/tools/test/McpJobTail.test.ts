@@ -64,10 +64,12 @@ describe("spillway mcp: the end of a big job", () => {
     expect(record.tail_status).toBeUndefined()
     // the status view ends with the job's last lines
     const view = textOf(done)
-    expect(view).toContain("1999999\n2000000\nFINAL-LINE\n[output retention] {")
+    expect(view).toContain("1999999\n2000000\nFINAL-LINE\n[Lines 1999952-2000001 of 2000001 shown, the newest;")
     const kept = record.kept
     expect(kept.total_lines).toBe(2_000_001)
     expect(kept.ranges).toHaveLength(2)
+    // the text says what was not kept, as the record does
+    expect(view).toContain(`lines ${kept.dropped.from_line}-${kept.dropped.to_line} (bytes ${kept.dropped.from_byte}-${kept.dropped.to_byte}) were not kept`)
     expect(kept.ranges[1]).toMatchObject({ to_byte: total, to_line: 2_000_001 })
     expect(kept.ranges[1].to_byte - kept.ranges[1].from_byte).toBeLessThanOrEqual(MiB)
     // the 1-based line of `seq 1 2000000`'s output that a byte is in, and where that line starts
@@ -152,7 +154,7 @@ describe("spillway mcp: the end of a big job", () => {
     expect(record).toMatchObject({ emitted_bytes: total, retained_bytes: total, not_retained_bytes: 0 })
     expect(record.kept).toBeUndefined()
     const filename = record.filename as string
-    expect(textOf(done)).toContain(`"filename":"${filename}"`)
+    expect(textOf(done)).toContain(`the whole output is saved as ${filename}, for read_spill and grep_spill`)
     const read = (await client.callTool({ name: "read_spill", arguments: { filename, offset: 1_000_000, limit: 2 } })) as unknown as Result
     expect(textOf(read)).toContain("1000000")
     expect(textOf(read)).toContain("1000001")

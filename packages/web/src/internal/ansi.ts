@@ -1,190 +1,29 @@
 /**
- * Terminal output as a page shows it: SGR colours and styles (the 16
- * colours, the 256-colour palette, truecolour, bold, dim, italic,
- * underline) become runs of classes over the plain text; every other
- * escape sequence and control character is removed, and carriage returns
- * overwrite the line as a terminal would, so a progress bar shows its last
- * frame. Only the page's view changes: the kept body stays as it was.
- * Classes rather than inline styles, so the pages keep a style policy
- * that forbids inline styles; truecolour is shown in the nearest colour of
- * the 256-colour palette.
+ * Terminal output as a page shows it: the core's `Terminal.render` turns a
+ * line's SGR colours and styles into runs of classes over its plain text
+ * (every other escape removed, carriage-return redraws shown in their final
+ * state); this module adds the style sheet for those classes. Classes
+ * rather than inline styles, so the pages keep a style policy that forbids
+ * inline styles; truecolour is shown in the nearest colour of the
+ * 256-colour palette. Only the page's view changes: the kept body stays as
+ * it was.
  *
  * @internal
  */
+import { Terminal } from "@spillway/core"
 
 /** `[start, end, classes]`: the classes of the plain text's code units from `start` to `end`. */
-export type Run = readonly [number, number, string]
+export type Run = Terminal.Run
 
 /** A line as a page shows it: the text without escapes, and its styled runs. */
-export interface Rendered {
-  readonly text: string
-  readonly runs: ReadonlyArray<Run>
-}
-
-interface Style {
-  fg: number | undefined
-  bg: number | undefined
-  bold: boolean
-  dim: boolean
-  italic: boolean
-  underline: boolean
-}
-
-const plain = (): Style => ({ fg: undefined, bg: undefined, bold: false, dim: false, italic: false, underline: false })
-
-const classOf = (s: Style): string => {
-  const out: Array<string> = []
-  if (s.bold) out.push("a-b")
-  if (s.dim) out.push("a-d")
-  if (s.italic) out.push("a-i")
-  if (s.underline) out.push("a-u")
-  if (s.fg !== undefined) out.push(`a-f${s.fg}`)
-  if (s.bg !== undefined) out.push(`a-g${s.bg}`)
-  return out.join(" ")
-}
-
-const LEVELS = [0, 95, 135, 175, 215, 255]
-
-const nearestLevel = (v: number) => {
-  let best = 0
-  for (let k = 1; k < 6; k++) if (Math.abs(LEVELS[k]! - v) < Math.abs(LEVELS[best]! - v)) best = k
-  return best
-}
-
-/** The palette index nearest to a truecolour: from the 6×6×6 cube or the grey ramp. */
-export const nearest256 = (r: number, g: number, b: number): number => {
-  const [ri, gi, bi] = [nearestLevel(r), nearestLevel(g), nearestLevel(b)]
-  const cube = 16 + 36 * ri + 6 * gi + bi
-  const cubeDistance = (LEVELS[ri]! - r) ** 2 + (LEVELS[gi]! - g) ** 2 + (LEVELS[bi]! - b) ** 2
-  const grey = Math.max(0, Math.min(23, Math.round(((r + g + b) / 3 - 8) / 10)))
-  const level = 8 + grey * 10
-  const greyDistance = (level - r) ** 2 + (level - g) ** 2 + (level - b) ** 2
-  return greyDistance < cubeDistance ? 232 + grey : cube
-}
-
-const byte = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 0 : Math.max(0, Math.min(255, n)))
-
-/** Applies one SGR sequence's parameters (`1;38;5;208` or `38:2::10:20:30`) to a style. */
-const applySgr = (style: Style, params: string): void => {
-  const groups = params === "" ? [[0]] : params.split(";").map((p) => p.split(":").map((n) => (n === "" ? 0 : Number(n))))
-  for (let k = 0; k < groups.length; k++) {
-    const group = groups[k]!
-    const code = group[0]!
-    if (code === 38 || code === 48) {
-      // the extended colour: sub-parameters after colons, or the next parameters after semicolons
-      const rest = group.length > 1 ? group.slice(1) : groups.slice(k + 1).map((g) => g[0]!)
-      let used = 0
-      let colour: number | undefined
-      if (rest[0] === 5) {
-        colour = byte(rest[1])
-        used = 2
-      } else if (rest[0] === 2) {
-        // with colons a colour-space id may come first: 38:2::r:g:b
-        const rgb = group.length > 5 ? rest.slice(2, 5) : rest.slice(1, 4)
-        colour = nearest256(byte(rgb[0]), byte(rgb[1]), byte(rgb[2]))
-        used = group.length > 5 ? 5 : 4
-      }
-      if (group.length === 1) k += used
-      if (code === 38) style.fg = colour
-      else style.bg = colour
-      continue
-    }
-    if (code === 0) Object.assign(style, plain())
-    else if (code === 1) style.bold = true
-    else if (code === 2) style.dim = true
-    else if (code === 3) style.italic = true
-    else if (code === 4) style.underline = true
-    else if (code === 21 || code === 22) style.bold = style.dim = false
-    else if (code === 23) style.italic = false
-    else if (code === 24) style.underline = false
-    else if (code >= 30 && code <= 37) style.fg = code - 30
-    else if (code === 39) style.fg = undefined
-    else if (code >= 40 && code <= 47) style.bg = code - 40
-    else if (code === 49) style.bg = undefined
-    else if (code >= 90 && code <= 97) style.fg = code - 90 + 8
-    else if (code >= 100 && code <= 107) style.bg = code - 100 + 8
-  }
-}
-
-/** The index after a string sequence (OSC, DCS, ...) that starts at `from`: after its BEL or ESC `\`, or the end. */
-const endOfString = (line: string, from: number): number => {
-  for (let k = from; k < line.length; k++) {
-    const c = line.charCodeAt(k)
-    if (c === 7) return k + 1
-    if (c === 27 && line[k + 1] === "\\") return k + 2
-  }
-  return line.length
-}
+export type Rendered = Terminal.Rendered
 
 /** A line of terminal output as a page shows it. */
-export const render = (line: string): Rendered => {
-  // fast path: nothing to do for most lines
-  if (!/[\x00-\x08\x0b-\x1f\x7f]/.test(line)) return { text: line, runs: [] }
-  const chars: Array<string> = []
-  const classes: Array<string> = []
-  let col = 0
-  const style = plain()
-  let cls = ""
-  const put = (ch: string) => {
-    chars[col] = ch
-    classes[col] = cls
-    col++
-  }
-  for (let k = 0; k < line.length; k++) {
-    const c = line.charCodeAt(k)
-    if (c === 27) {
-      const next = line[k + 1]
-      if (next === "[") {
-        let j = k + 2
-        while (j < line.length && line.charCodeAt(j) >= 0x20 && line.charCodeAt(j) <= 0x3f) j++
-        const final = line[j]
-        const params = line.slice(k + 2, j)
-        if (final === "m" && /^[\d;:]*$/.test(params)) {
-          applySgr(style, params)
-          cls = classOf(style)
-        } else if (final === "K") {
-          // erase in line: to its end, to the cursor, or all of it
-          if (params === "" || params === "0") chars.length = Math.min(chars.length, col)
-          else if (params === "1") for (let j = 0; j < col && j < chars.length; j++) chars[j] = " "
-          else if (params === "2") chars.length = 0
-          classes.length = chars.length
-        }
-        k = Math.min(j, line.length)
-      } else if (next === "]" || next === "P" || next === "_" || next === "^" || next === "X") {
-        k = endOfString(line, k + 2) - 1
-      } else {
-        // ESC, any intermediates, one final character
-        let j = k + 1
-        while (j < line.length && line.charCodeAt(j) >= 0x20 && line.charCodeAt(j) <= 0x2f) j++
-        k = Math.min(j, line.length)
-      }
-    } else if (c === 13) col = 0
-    else if (c === 8) col = Math.max(0, col - 1)
-    else if (c === 9) put("\t")
-    else if (c < 32 || c === 127) continue
-    else if (c >= 0xd800 && c <= 0xdbff && k + 1 < line.length) {
-      // a surrogate pair is one cell
-      put(line.slice(k, k + 2))
-      k++
-    } else put(line[k]!)
-  }
-  let text = ""
-  const runs: Array<Run> = []
-  for (let k = 0; k < chars.length; k++) {
-    const ch = chars[k] ?? " "
-    const start = text.length
-    text += ch
-    const cl = classes[k] ?? ""
-    if (cl === "") continue
-    const last = runs[runs.length - 1]
-    if (last !== undefined && last[1] === start && last[2] === cl) runs[runs.length - 1] = [last[0], text.length, cl]
-    else runs.push([start, text.length, cl])
-  }
-  return { text, runs }
-}
+export const render = Terminal.render
 
-/** Text without escapes and carriage-return frames, for places that show no colours. */
-export const strip = (text: string): string => text.split("\n").map((l) => render(l).text).join("\n")
+/** Text without escapes, carriage-return frames or any other control character, for places that show no colours. */
+export const strip = (text: string): string =>
+  /[\x00-\x08\x0b-\x1f\x7f]/.test(text) ? text.split("\n").map((l) => render(l).text).join("\n") : text
 
 /** The style sheet's classes for the styles and the 256 colours, light and dark. */
 export const css = (() => {
@@ -192,12 +31,8 @@ export const css = (() => {
   const hex = (n: number) => n.toString(16).padStart(2, "0")
   const colour = (i: number) => {
     if (i < 16) return base16[i]!
-    if (i < 232) {
-      const v = i - 16
-      return `#${hex(LEVELS[Math.floor(v / 36)]!)}${hex(LEVELS[Math.floor(v / 6) % 6]!)}${hex(LEVELS[v % 6]!)}`
-    }
-    const g = 8 + (i - 232) * 10
-    return `#${hex(g)}${hex(g)}${hex(g)}`
+    const [r, g, b] = Terminal.paletteRgb(i)
+    return `#${hex(r)}${hex(g)}${hex(b)}`
   }
   const rules: Array<string> = [".a-b{font-weight:700}.a-d{opacity:.7}.a-i{font-style:italic}.a-u{text-decoration:underline}"]
   for (let i = 0; i < 256; i++) rules.push(`.a-f${i}{color:${colour(i)}}.a-g${i}{background:${colour(i)}}`)

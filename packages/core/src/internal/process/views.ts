@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Clock, Effect, Either } from "effect"
 import type * as Access from "../../Access.js"
 import * as Delivery from "../../Delivery.js"
 import { InvalidRequest, type StoreFailed } from "../../Errors.js"
@@ -21,7 +21,19 @@ const iso = (ms: number) => new Date(ms).toISOString()
 export const nextHint = (job: Job, cursor: string, hints: ProcessView.Hints) =>
   `${hints.poll(job.pid, { cursor })} reads the kept output from its start; each page ends with the call for the next`
 
-/** The status view: the newest lines and the `[output retention]` record. @internal */
+/** Lines in `bytes`, a last line without a break counted. */
+const lineCount = (bytes: Uint8Array) => {
+  let n = 0
+  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) n++
+  return bytes.length === 0 || bytes[bytes.length - 1] === 10 ? n : n + 1
+}
+
+/** Why a restored job's status is unknown: the server that ran it stopped first. @internal */
+export const unknownReason = (emitted: number) =>
+  "the server that ran it stopped before the job ended, so its end was not seen (a client that runs the server for one call stops it when it exits)" +
+  (emitted === 0 ? ", and no output of it was recorded" : `; the ${emitted} bytes it wrote while that server ran are kept`)
+
+/** The status view: a sentence, the newest lines, the failure lines not among them, and the next call; the record as its facts. @internal */
 export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action: Access.Action, wait?: ProcessView.WaitOutcome) =>
   Effect.gen(function*() {
     const a = accounting(ctx, job)
@@ -31,24 +43,34 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
     let tail: ProcessView.StatusInput["tail"]
     if (!clipped) {
       const window = Math.min(a.retained, newest)
-      tail = { bytes: yield* readOutput(ctx, caller, job, a.retained - window, window, action), start: a.retained - window }
+      const bytes = yield* readOutput(ctx, caller, job, a.retained - window, window, action)
+      const p = job.writer?.progress()
+      const lines = p?.lines ?? job.recorded?.headLines
+      // a character not yet complete after the last break is a line the readable prefix does not have yet
+      const unread = p !== undefined && bytes.at(-1) === 10 && p.lastBytes.at(-1) !== 10 && p.writtenBytes > a.retained ? 1 : 0
+      tail = { bytes, start: a.retained - window, lastLine: lines === undefined ? undefined : lines - unread }
     } else if (k !== undefined && a.captureError === undefined) {
       // past the head, the window of newest output: masked by the same stream, so its secret context is verified
       const bytes = yield* k.window.newest(newest)
       const from = k.window.toByte - k.window.fromByte - bytes.length
-      tail = { bytes, start: k.window.fromByte + from, lineStart: from === 0 && k.window.lineStart }
+      tail = { bytes, start: k.window.fromByte + from, lineStart: from === 0 && k.window.lineStart, lastLine: k.window.toLine }
     } else if (job.settled && job.memory !== undefined && (job.writer?.progress().maskedBytes ?? -1) === a.emitted) {
       // a complete small stream: its true tail is in memory, in emitted coordinates
-      tail = { bytes: concat(job.memory.length === 0 ? [new Uint8Array(0)] : job.memory), start: 0 }
+      const bytes = concat(job.memory.length === 0 ? [new Uint8Array(0)] : job.memory)
+      tail = { bytes, start: 0, lastLine: lineCount(bytes) }
     } else tail = "withheld"
     const failures = yield* Failures.forView(ctx, caller, job, action)
     const expires = expiresAt(ctx, job)
     const cursor = ctx.codec.encode(String(job.pid), 0, job.generation)
     const hints = yield* ProcessView.CurrentHints
+    const now = yield* Clock.currentTimeMillis
     return yield* ProcessView.statusView({
       pid: job.pid,
       status: statusOf(job),
       accounting: a,
+      settled: job.settled,
+      runningMillis: job.state === "running" ? now - job.startedAt : undefined,
+      statusReason: job.state === "unknown" ? unknownReason(a.emitted) : undefined,
       spool: job.restored ? "durable" : ctx.spoolKind,
       expiresAt: expires !== undefined ? iso(expires) : undefined,
       wait,
