@@ -14,6 +14,7 @@ import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
 import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
+import * as Terminal from "./Terminal.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Where a job is: still running, ended, or restored without an observed exit. */
@@ -270,7 +271,15 @@ export interface Hints {
   readonly poll: (pid: number, from: ReadFrom) => string
   /** The call that searches job `pid` on from `cursor` with the same pattern. */
   readonly search: (pid: number, pattern: string, cursor: string) => string
+  /** The call that waits on job `pid` for a line matching `PATTERN` (the reader's own) from line `fromLine` on. */
+  readonly wait: (pid: number, fromLine: number) => string
 }
+
+/** The stand-in a wait hint puts where the reader's own regular expression goes. */
+export const WAIT_PATTERN = "PATTERN"
+
+/** How long a wait hint in a program's words waits, in milliseconds: the tool's default. */
+export const WAIT_MILLIS = 30_000
 
 /** The tool's words, `manage_process action=poll pid=… cursor=…`: what a model calling the MCP server or the toolkit reads. */
 export const toolHints: Hints = {
@@ -281,32 +290,46 @@ export const toolHints: Hints = {
       ...("cursor" in from ? [["cursor", from.cursor] as const] : [["line", from.line] as const, ["lines", from.lines] as const])
     ]),
   search: (pid, pattern, cursor) =>
-    Delivery.call("manage_process", [["action", "grep"], ["pid", pid], ["pattern", Delivery.patternArgument(pattern)], ["cursor", cursor]])
+    Delivery.call("manage_process", [["action", "grep"], ["pid", pid], ["pattern", Delivery.patternArgument(pattern)], ["cursor", cursor]]),
+  wait: (pid, fromLine) => Delivery.call("manage_process", [["action", "wait"], ["pid", pid], ["pattern", WAIT_PATTERN], ["from_line", fromLine]])
 }
 
 /** An object literal of a call's options, as a program writes it: `{ pid: 7, cursor: "…" }`. */
 const optionsText = (fields: ReadonlyArray<readonly [string, string | number]>) =>
-  `{ ${fields.map(([k, v]) => `${k}: ${typeof v === "number" ? v : k === "pattern" ? Delivery.patternArgument(v) : JSON.stringify(v)}`).join(", ")} }`
+  `{ ${
+    fields.map(([k, v]) =>
+      `${k}: ${typeof v === "number" || v === WAIT_PATTERN ? v : k === "pattern" ? Delivery.patternArgument(v) : JSON.stringify(v)}`
+    ).join(", ")
+  } }`
 
 const fromFields = (from: ReadFrom): ReadonlyArray<readonly [string, string | number]> =>
   "cursor" in from ? [["cursor", from.cursor]] : [["line", from.line], ["lines", from.lines]]
+
+/** The names of a program's job methods, and the name its wait gives the timeout option. */
+export interface MethodNames {
+  readonly poll: string
+  readonly search: string
+  readonly wait: string
+  readonly timeout: string
+}
 
 /**
  * Hints that name a program's methods: called as `poll(caller, { pid, … })`
  * when the pid is a field of the options (`pid: "field"`), or as
  * `poll(pid, { … })` when it is the first argument (`pid: "argument"`).
  */
-export const methodHints = (names: { readonly poll: string; readonly search: string }, pid: "field" | "argument"): Hints => {
+export const methodHints = (names: MethodNames, pid: "field" | "argument"): Hints => {
   const callText = (name: string, id: number, fields: ReadonlyArray<readonly [string, string | number]>) =>
     pid === "field" ? `${name}(caller, ${optionsText([["pid", id], ...fields])})` : `${name}(${id}, ${optionsText(fields)})`
   return {
     poll: (id, from) => callText(names.poll, id, fromFields(from)),
-    search: (id, pattern, cursor) => callText(names.search, id, [["pattern", pattern], ["cursor", cursor]])
+    search: (id, pattern, cursor) => callText(names.search, id, [["pattern", pattern], ["cursor", cursor]]),
+    wait: (id, fromLine) => callText(names.wait, id, [[names.timeout, WAIT_MILLIS], ["pattern", WAIT_PATTERN], ["fromLine", fromLine]])
   }
 }
 
 /** The Effect library's words, `Process.poll(caller, { pid: …, cursor: "…" })`: what a program using the `Process` services reads. */
-export const libraryHints: Hints = methodHints({ poll: "Process.poll", search: "Process.search" }, "field")
+export const libraryHints: Hints = methodHints({ poll: "Process.poll", search: "Process.search", wait: "Process.wait", timeout: "timeoutMillis" }, "field")
 
 /**
  * The words a job's views are made with in the current call: the tool's by
@@ -772,9 +795,25 @@ export interface PageInput {
 }
 
 /**
+ * Where a page of `bytes` cut at `cut` ends so that no escape sequence is
+ * left open at its end: before the sequence's escape (the last ESC byte,
+ * which in UTF-8 is never part of another character), or at `cut` when none
+ * is open or the sequence starts the page.
+ */
+const beforeOpenSequence = (bytes: Uint8Array, cut: number): number => {
+  const part = bytes.subarray(0, cut)
+  const text = decode(part)
+  const open = Terminal.openSequenceAt(text)
+  if (open === text.length) return cut
+  const at = part.lastIndexOf(0x1b)
+  return at > 0 ? at : cut
+}
+
+/**
  * The page at `offset`: the most whole code points, up to `limit` bytes,
  * whose result, as delivered (`delivered`), fits the budget. A page that has bytes to show
- * advances by at least one code point, or fails explicitly.
+ * advances by at least one code point, or fails explicitly; one that more
+ * output follows ends before an escape sequence it would cut.
  */
 export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeTooSmall> => {
   const { bytes, offset } = input
@@ -783,7 +822,9 @@ export const page = (input: PageInput): Either.Either<Page, Envelope.EnvelopeToo
   const end = input.segment?.end ?? a.retained
   const then = input.segment?.then
   const build = (n: number): Page => {
-    const cut = Utf8.byteBoundary(bytes, n)
+    const whole = Utf8.byteBoundary(bytes, n)
+    // a page that more output follows ends before an escape sequence it would cut, so the next starts with it whole
+    const cut = offset + whole < end || running ? beforeOpenSequence(bytes, whole) : whole
     const here = offset + cut
     // past the end of the head, reading goes on at the window of newest output
     const jump = here >= end && then !== undefined

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { ToolOutput } from "@spillway/core"
+import { type ToolOutput, Terminal } from "@spillway/core"
 import type * as Spillway from "@spillway/node/Spillway"
 import { createMiddleware, ToolMessage } from "langchain"
 
@@ -56,7 +56,8 @@ export const spillwayMiddleware = (sw: Pick<Spillway.Spillway, "deliver">, polic
       })
       if (!d.truncated && d.body === text) return result
       return new ToolMessage({
-        content: d.body,
+        // what the model reads of a projection is plain: no terminal escapes, redraws in their final state
+        content: Terminal.plain(d.body),
         tool_call_id: result.tool_call_id,
         name,
         ...(result.status !== undefined ? { status: result.status } : {}),

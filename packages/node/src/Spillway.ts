@@ -239,7 +239,7 @@ export interface Spillway extends AsyncDisposable {
  * `search(pid, { pattern: "…", cursor: "…" })`. What `tool` returns speaks
  * the tool's words instead, as a model calls it.
  */
-export const jobHints: ProcessView.Hints = ProcessView.methodHints({ poll: "poll", search: "search" }, "argument")
+export const jobHints: ProcessView.Hints = ProcessView.methodHints({ poll: "poll", search: "search", wait: "wait", timeout: "timeoutMs" }, "argument")
 
 /** Runs a job's view with this face's words for reading on. */
 const inFaceWords = <A, E, R>(view: Effect.Effect<A, E, R>) => Effect.provideService(view, ProcessView.CurrentHints, jobHints)

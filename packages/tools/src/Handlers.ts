@@ -137,7 +137,8 @@ const getToolOutput = (params: { readonly cursor: string; readonly raw?: boolean
     return result(Evidence.delivered(yield* Evidence.getToolOutput(params.cursor, caller)), params.raw)
   }))
 
-const viewResult = (view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines | ProcessView.Matches) => result(ProcessView.delivered(view))
+const viewResult = (view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines | ProcessView.Matches, raw?: boolean | undefined) =>
+  result(ProcessView.delivered(view), raw)
 
 type ProcessParams = {
   readonly action: string
@@ -159,6 +160,7 @@ type ProcessParams = {
   readonly ignore_case?: boolean | undefined
   readonly max_results?: number | undefined
   readonly from_line?: number | undefined
+  readonly raw?: boolean | undefined
 }
 
 const pidOf = (params: ProcessParams) =>
@@ -172,7 +174,7 @@ const readProcess = (params: ProcessParams) =>
     switch (params.action) {
       case "poll": {
         const pid = yield* pidOf(params)
-        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit, line: params.line, lines: params.lines })))
+        return viewResult(yield* handled(read.poll(caller, { pid, cursor: params.cursor, offset: params.offset, limit: params.limit, line: params.line, lines: params.lines })), params.raw)
       }
       case "wait": {
         const pid = yield* pidOf(params)
@@ -183,7 +185,7 @@ const readProcess = (params: ProcessParams) =>
           ignoreCase: params.ignore_case,
           fromLine: params.from_line
         }))
-        return viewResult(view)
+        return viewResult(view, params.raw)
       }
       case "grep": {
         const pid = yield* pidOf(params)
@@ -195,7 +197,7 @@ const readProcess = (params: ProcessParams) =>
           maxResults: params.max_results,
           cursor: params.cursor
         }))
-        return viewResult(found)
+        return viewResult(found, params.raw)
       }
       default: {
         const budget = yield* Delivery.Budget
@@ -300,6 +302,7 @@ const runCommand = (params: {
   readonly timeout_ms?: number | undefined
   readonly max_chars?: number | undefined
   readonly whole?: boolean | undefined
+  readonly raw?: boolean | undefined
 }) =>
   handled(Effect.scoped(Effect.gen(function*() {
     const write = yield* Spill.SpillWrite
@@ -334,7 +337,7 @@ const runCommand = (params: {
     const budget = yield* Delivery.Budget
     // a preview of characters that escape long (control characters, quotes) can pass the budget: its middle gives way
     const delivered = yield* fitted(Delivery.squeeze(kept.text, (preview) => ({ text: Delivery.withMarker(preview, `${whole}${ending}`), facts }), budget))
-    return result(delivered)
+    return result(delivered, params.raw)
   })))
 
 /** What the read handlers use. */

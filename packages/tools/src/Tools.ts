@@ -172,7 +172,7 @@ export const GetToolOutput = annotated(
 )
 
 const processDescription = (actions: string) =>
-  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows one sentence that says what happened (started, still running after N s, exited with N, killed by a signal), the newest lines, the lines that report errors or failures not among them (with their line numbers), and a last line with the exact call that pages the whole output from its start (the record of every byte is the structured content, whose next field is that call), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes, with the same view; a pattern matches only lines printed after the call (pass from_line: 1 to count the lines already printed, as right after start), and the record's wait field names the line that matched and the next_line to pass as from_line to wait for the next one. grep lists the kept lines matching pattern, a page at a time, ending with the call that searches on. ${CONTINUE} Actions: ${actions}.`
+  `Background jobs whose output is kept in a spool. poll never consumes output: without cursor, offset or line it shows one sentence that says what happened (started, still running after N s, exited with N, killed by a signal), the newest lines, the lines that report errors or failures not among them (with their line numbers), and a last line with the exact call that pages the whole output from its start (the record of every byte is the structured content, whose next field is that call), and every page ends with the call for the next, whose cursor is also the result's cursor field, until truncated is false. Pass line (and lines) to read by line number. Long output keeps its first 4 MiB and its newest 1 MiB; the record's kept field names the ranges that can be read. wait returns when the job exits, a line matches pattern, or timeout_ms passes, with the same view; a pattern matches only lines printed after the call (pass from_line: 1 to count the lines already printed, as right after start), and the record's wait field names the line that matched and the next_line to pass as from_line to wait for the next one. grep lists the kept lines matching pattern, a page at a time, ending with the call that searches on. The text of poll, wait and grep is plain (terminal escapes removed, a line redrawn with carriage returns in its final state) and a byte page never ends inside an escape sequence; raw: true gives the output's exact bytes. ${CONTINUE} Actions: ${actions}.`
 
 const pollFields = {
   pid: optional(Pid),
@@ -195,7 +195,11 @@ const pollFields = {
     )
   ),
   ignore_case: optional(described(Schema.Boolean, "for wait and grep: match letters of either case; false by default")),
-  max_results: optional(described(Schema.Int.pipe(Schema.between(1, Process.MAX_SEARCH_RESULTS)), "for grep: most matching lines per page; 100 by default (fewer when they do not fit the result)"))
+  max_results: optional(described(Schema.Int.pipe(Schema.between(1, Process.MAX_SEARCH_RESULTS)), "for grep: most matching lines per page; 100 by default (fewer when they do not fit the result)")),
+  raw: optional(described(
+    Schema.Boolean,
+    "for poll, wait and grep: true for the job's output exactly (masked), terminal escapes and carriage returns included; false by default: colours and other escape sequences are removed and a line redrawn with carriage returns shows its final state, line numbers and byte offsets unchanged"
+  ))
 }
 
 /** What a program reads of `manage_process list`: the jobs, each command cut to a bounded length. */
@@ -278,7 +282,7 @@ export const RunCommandFacts = Schema.Struct({
 export const RunCommand = annotated(
   Tool.make("run_command", {
     description:
-      `Run a shell line and get its output, or, when it is long, a preview (head, tail and the lines that report failures) with the saved file's name for read_spill and grep_spill and a cursor for get_tool_output, named in the text and in the filename and cursor fields. The text always ends with the exit status, such as [exit code 0]. ${CONTINUE}`,
+      `Run a shell line and get its output, or, when it is long, a preview (head, tail and the lines that report failures) with the saved file's name for read_spill and grep_spill and a cursor for get_tool_output, named in the text and in the filename and cursor fields. The text always ends with the exit status, such as [exit code 0]. The text is plain (terminal escapes removed, a line redrawn with carriage returns in its final state); raw: true gives the output exactly. ${CONTINUE}`,
     parameters: {
       command: described(Schema.String, "the shell line to run (sh -c), such as npm test 2>&1"),
       cwd: optional(described(Schema.String, "the directory to run it in; the server's own by default")),
@@ -293,7 +297,8 @@ export const RunCommand = annotated(
       ),
       whole: optional(
         described(Schema.Boolean, "true to get the whole output when it fits the result's budget, however long; a longer one comes back as a preview as large as fits")
-      )
+      ),
+      raw: Raw
     },
     success: withText(RunCommandFacts),
     failure: ToolFailure,

@@ -66,7 +66,7 @@ describe("spillway mcp", () => {
     const readOnly = Object.fromEntries(tools.map((t) => [t.name, t.annotations?.readOnlyHint]))
     expect(readOnly).toEqual({ run_command: false, read_spill: true, grep_spill: true, get_tool_output: true, manage_process: false })
     const run = tools.find((t) => t.name === "run_command")!
-    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["command", "cwd", "max_chars", "timeout_ms", "whole"])
+    expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["command", "cwd", "max_chars", "raw", "timeout_ms", "whole"])
   })
 
   it("runs a command with megabytes of output, then reads, greps and pages it back, the secret masked everywhere", async () => {

@@ -4,7 +4,7 @@
  * masking and capture), and a bounded memo, so that a result the AI SDK
  * converts again (every step, every request of a chat) is kept once.
  */
-import type { ToolOutput } from "@spillway/core"
+import { type ToolOutput, Terminal } from "@spillway/core"
 import type * as Spillway from "@spillway/node/Spillway"
 
 /** How a result is projected for the model: the scratch profile's policy and ceiling. */
@@ -26,8 +26,18 @@ export const textOf = (output: unknown): string => {
 /** What the model is sent in place of a result: a text part, which the ceiling counts. */
 export const envelope = (body: string) => ({ type: "text" as const, value: body })
 
-/** Delivers a result under a tool's name with a policy, as the scratch profile does. */
-export const deliver = (sw: Pick<Spillway.Spillway, "deliver">, tool: string, text: string, policy: Policy = {}) =>
+/**
+ * Delivers a result under a tool's name with a policy, as the scratch
+ * profile does. A projection's body is what a model reads: plain, without
+ * terminal escapes or carriage-return redraws (`Terminal.plain`); the copy
+ * kept stays exact. A result that fits whole is as the tool gave it.
+ */
+export const deliver = async (sw: Pick<Spillway.Spillway, "deliver">, tool: string, text: string, policy: Policy = {}): Promise<ToolOutput.Delivered> => {
+  const d = await delivered(sw, tool, text, policy)
+  return !d.truncated && d.body === text ? d : { ...d, body: Terminal.plain(d.body) }
+}
+
+const delivered = (sw: Pick<Spillway.Spillway, "deliver">, tool: string, text: string, policy: Policy) =>
   sw.deliver(tool, text, {
     policy: {
       ...(policy.strategy !== undefined ? { strategy: policy.strategy } : {}),

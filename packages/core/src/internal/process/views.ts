@@ -17,9 +17,22 @@ export const TOOL = "manage_process"
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** How the reader reads on from the status view: the exact call, in the reader's words, with the cursor to the start of the output. @internal */
-export const nextHint = (job: Job, cursor: string, hints: ProcessView.Hints) =>
-  `${hints.poll(job.pid, { cursor })} reads the kept output from its start; each page ends with the call for the next`
+/**
+ * How the reader goes on from the status view, in the reader's words: for a
+ * job still running, first the wait for a line from `nextLine` on (the
+ * line the view's newest lines stop before, so none printed since is
+ * missed); then the poll that reads the kept output from its start. @internal
+ */
+export const nextHint = (job: Job, cursor: string, hints: ProcessView.Hints, nextLine?: number) => {
+  const poll = `${hints.poll(job.pid, { cursor })} reads the kept output from its start; each page ends with the call for the next`
+  return job.state === "running" && nextLine !== undefined
+    ? `${hints.wait(job.pid, nextLine)} waits for a new line matching your ${ProcessView.WAIT_PATTERN}; ${poll}`
+    : poll
+}
+
+/** The line a view of `bytes` ending at line `lastLine` stops before: the next line, or its last when that is not whole yet. */
+const lineAfter = (bytes: Uint8Array, lastLine: number | undefined) =>
+  lastLine === undefined ? undefined : bytes.length === 0 ? lastLine + 1 : bytes[bytes.length - 1] === 10 ? lastLine + 1 : Math.max(1, lastLine)
 
 /** Lines in `bytes`, a last line without a break counted. */
 const lineCount = (bytes: Uint8Array) => {
@@ -75,7 +88,7 @@ export const statusView = (ctx: Context, caller: Access.Caller, job: Job, action
       expiresAt: expires !== undefined ? iso(expires) : undefined,
       wait,
       cursor,
-      next: nextHint(job, cursor, hints),
+      next: nextHint(job, cursor, hints, tail === "withheld" ? undefined : lineAfter(tail.bytes, tail.lastLine)),
       tail,
       kept: k?.record,
       filename: job.whole ? job.body : undefined,
