@@ -1,22 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { describe, expect, it } from "@effect/vitest"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { mcpServer, type Result, textOf } from "./mcpStdio.js"
 
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
 const TOKEN = "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
 const MiB = 1024 * 1024
-
-type Result = {
-  readonly isError?: boolean
-  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
-  readonly structuredContent?: Record<string, any>
-}
-
-const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 
 /** The content of a page: the code points of its text before the marker, as its facts count them. */
 const contentOf = (r: Result) => [...textOf(r)].slice(0, r.structuredContent!.content_chars).join("")
@@ -27,10 +15,8 @@ const contentOf = (r: Result) => [...textOf(r)].slice(0, r.structuredContent!.co
  * middle is stated exactly.
  */
 describe("spillway mcp: the end of a big job", () => {
-  let client: Client
-  let dir: string
-  const call = async (args: Record<string, unknown>): Promise<Result> =>
-    (await client.callTool({ name: "manage_process", arguments: args }, undefined, { timeout: 120_000 })) as unknown as Result
+  const server = mcpServer("spillway-mcp-tail-")
+  const call = (args: Record<string, unknown>): Promise<Result> => server.call("manage_process", args, 120_000)
   const finished = async (command: string, extra: Record<string, unknown> = {}) => {
     const started = await call({ action: "start", command, ...extra })
     expect(started.isError).toBeFalsy()
@@ -39,22 +25,6 @@ describe("spillway mcp: the end of a big job", () => {
     expect(done.structuredContent!.status).toBe("exited")
     return { pid, done }
   }
-
-  beforeAll(async () => {
-    dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-tail-"))
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp"],
-      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
-      stderr: "pipe"
-    })
-    client = new Client({ name: "spillway-test", version: "1.0.0" })
-    await client.connect(transport)
-  })
-  afterAll(async () => {
-    await client.close()
-    Fs.rmSync(dir, { recursive: true, force: true })
-  })
 
   it("a 15 MB job's final line and exit code are visible, its first and last lines read by number, the middle refused by name", async () => {
     const { pid, done } = await finished("seq 1 2000000; echo FINAL-LINE; exit 3")
@@ -110,9 +80,9 @@ describe("spillway mcp: the end of a big job", () => {
     expect(lastPage.structuredContent).toMatchObject({ truncated: true, next_offset: kept.ranges[1].from_byte })
     expect(lastPage.structuredContent!.note).toContain(`bytes ${kept.dropped.from_byte}-${kept.dropped.to_byte}`)
     // both windows are kept on disk, and nothing else of the job
-    const spools = Fs.readdirSync(dir).filter((f) => f.startsWith("job-"))
+    const spools = Fs.readdirSync(server.dir).filter((f) => f.startsWith("job-"))
     expect(spools).toHaveLength(2)
-    const sizes = spools.map((f) => Fs.statSync(Path.join(dir, f)).size).sort((a, b) => a - b)
+    const sizes = spools.map((f) => Fs.statSync(Path.join(server.dir, f)).size).sort((a, b) => a - b)
     expect(sizes).toContain(4 * MiB)
     expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5 * MiB)
   }, 120_000)
@@ -138,7 +108,7 @@ describe("spillway mcp: the end of a big job", () => {
     }
     views.push(textOf(await call({ action: "poll", pid, line: kept.ranges[0].to_line })))
     views.push(textOf(await call({ action: "poll", pid, line: kept.ranges[1].from_line, lines: 5 })))
-    for (const file of Fs.readdirSync(dir).filter((f) => f.startsWith("job-"))) views.push(Fs.readFileSync(Path.join(dir, file), "latin1"))
+    for (const file of Fs.readdirSync(server.dir).filter((f) => f.startsWith("job-"))) views.push(Fs.readFileSync(Path.join(server.dir, file), "latin1"))
     for (const v of views) {
       expect(v).not.toContain(TOKEN.slice(4, 20))
       expect(v).not.toContain(TOKEN.slice(-16))
@@ -155,10 +125,10 @@ describe("spillway mcp: the end of a big job", () => {
     expect(record.kept).toBeUndefined()
     const filename = record.filename as string
     expect(textOf(done)).toContain(`the whole output is saved as ${filename}, for read_spill and grep_spill`)
-    const read = (await client.callTool({ name: "read_spill", arguments: { filename, offset: 1_000_000, limit: 2 } })) as unknown as Result
+    const read = (await server.client.callTool({ name: "read_spill", arguments: { filename, offset: 1_000_000, limit: 2 } })) as unknown as Result
     expect(textOf(read)).toContain("1000000")
     expect(textOf(read)).toContain("1000001")
-    const grep = (await client.callTool({ name: "grep_spill", arguments: { filename, pattern: "^FINAL" } })) as unknown as Result
+    const grep = (await server.client.callTool({ name: "grep_spill", arguments: { filename, pattern: "^FINAL" } })) as unknown as Result
     expect(grep.structuredContent!.matches).toEqual([{ line: 1_500_001, cut: false }])
     expect(textOf(grep)).toBe("1500001: FINAL-LINE")
   }, 120_000)

@@ -1,21 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
-
-type Result = {
-  readonly isError?: boolean
-  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
-  readonly structuredContent?: Record<string, any>
-}
-
-const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
+import { bin, mcpServer, textOf } from "./mcpStdio.js"
 
 /** Any terminal control: an escape, a carriage return, another control character but a tab or a line break. */
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/
@@ -41,26 +29,8 @@ const COLOURED = [
  * exactly.
  */
 describe("spillway mcp: terminal output as plain text", () => {
-  let client: Client
-  let dir: string
-  const call = async (name: string, args: Record<string, unknown>): Promise<Result> =>
-    (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as unknown as Result
-
-  beforeAll(async () => {
-    dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-plain-"))
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp"],
-      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
-      stderr: "pipe"
-    })
-    client = new Client({ name: "spillway-test", version: "1.0.0" })
-    await client.connect(transport)
-  })
-  afterAll(async () => {
-    await client.close()
-    Fs.rmSync(dir, { recursive: true, force: true })
-  })
+  const server = mcpServer("spillway-mcp-plain-")
+  const call = server.call
 
   it("a coloured, redrawn output's preview, pages and search results hold no escape or carriage return, only the final frame", async () => {
     const run = await call("run_command", { command: COLOURED })

@@ -1,21 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Terminal } from "@spillway/core"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
-
-type Result = {
-  readonly isError?: boolean
-  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
-  readonly structuredContent?: Record<string, any>
-}
-
-const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
+import { mcpServer, textOf } from "./mcpStdio.js"
 
 /** Any terminal control: an escape, a carriage return, another control character but a tab or a line break. */
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/
@@ -43,26 +28,8 @@ const DENSE_EXACT = Array.from({ length: 3000 }, (_, i) => `\x1b[38;5;208mword${
  * end inside an escape sequence, so the next page starts with it whole.
  */
 describe("spillway mcp: the exact bytes of commands and jobs", () => {
-  let client: Client
-  let dir: string
-  const call = async (name: string, args: Record<string, unknown>): Promise<Result> =>
-    (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as unknown as Result
-
-  beforeAll(async () => {
-    dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-raw-"))
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp"],
-      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
-      stderr: "pipe"
-    })
-    client = new Client({ name: "spillway-test", version: "1.0.0" })
-    await client.connect(transport)
-  })
-  afterAll(async () => {
-    await client.close()
-    Fs.rmSync(dir, { recursive: true, force: true })
-  })
+  const server = mcpServer("spillway-mcp-raw-")
+  const call = server.call
 
   it("run_command with raw returns the output exactly, whole or as a preview; without it, plain", async () => {
     const plain = await call("run_command", { command: SHORT })

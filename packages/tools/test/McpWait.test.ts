@@ -1,20 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
-
-type Result = {
-  readonly isError?: boolean
-  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
-  readonly structuredContent?: Record<string, any>
-}
-
-const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
+import { describe, expect, it } from "@effect/vitest"
+import { mcpServer, type Result, textOf } from "./mcpStdio.js"
 
 /**
  * `manage_process action=wait` with a pattern through the official MCP
@@ -23,34 +8,16 @@ const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
  * line to go on from.
  */
 describe("spillway mcp: a wait on a pattern means from now on", () => {
-  let client: Client
-  let dir: string
-  const job = async (args: Record<string, unknown>): Promise<Result> =>
-    (await client.callTool({ name: "manage_process", arguments: args }, undefined, { timeout: 60_000 })) as unknown as Result
+  const server = mcpServer("spillway-mcp-wait-")
+  const job = (args: Record<string, unknown>): Promise<Result> => server.call("manage_process", args)
   const start = async (command: string) => {
     const started = await job({ action: "start", command })
     expect(started.isError).toBeFalsy()
     return started.structuredContent!.pid as number
   }
 
-  beforeAll(async () => {
-    dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-mcp-wait-"))
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp"],
-      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
-      stderr: "pipe"
-    })
-    client = new Client({ name: "spillway-test", version: "1.0.0" })
-    await client.connect(transport)
-  })
-  afterAll(async () => {
-    await client.close()
-    Fs.rmSync(dir, { recursive: true, force: true })
-  })
-
   it("describes from_line in the tool's schema and its description", async () => {
-    const { tools } = await client.listTools()
+    const { tools } = await server.client.listTools()
     const tool = tools.find((t) => t.name === "manage_process")!
     const fromLine = (tool.inputSchema.properties as Record<string, { type?: string; description?: string }>).from_line
     expect(fromLine.type).toBe("integer")
