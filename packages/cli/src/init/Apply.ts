@@ -87,17 +87,26 @@ const installOne = (target: Target, record: Files.Record, options: Options): { l
   }
 }
 
-/** Merges each target's entries into its file. */
-export const install = (targets: ReadonlyArray<Target>, record: Files.Record, options: Options): Outcome => {
+/** Applies `one` to each target in turn, each seeing the record the one before left. */
+const eachTarget = (
+  targets: ReadonlyArray<Target>,
+  record: Files.Record,
+  options: Options,
+  one: (target: Target, record: Files.Record, options: Options) => { readonly line: Line; readonly record: Files.Record }
+): Outcome => {
   const lines: Array<Line> = []
   let now = record
   for (const target of targets) {
-    const done = installOne(target, now, options)
+    const done = one(target, now, options)
     lines.push(done.line)
     now = done.record
   }
   return { lines, record: now }
 }
+
+/** Merges each target's entries into its file. */
+export const install = (targets: ReadonlyArray<Target>, record: Files.Record, options: Options): Outcome =>
+  eachTarget(targets, record, options, installOne)
 
 const forget = (record: Files.Record, file: string): Files.Record => {
   const { [file]: _gone, ...files } = record.files
@@ -171,13 +180,7 @@ const readBackup = (file: string): string | undefined => {
 
 /** Takes each target's entries out of its file, then removes the folders `install` created that are now empty. */
 export const uninstall = (targets: ReadonlyArray<Target>, record: Files.Record, options: Options): Outcome => {
-  const lines: Array<Line> = []
-  let now = record
-  for (const target of targets) {
-    const done = uninstallOne(target, now, options)
-    lines.push(done.line)
-    now = done.record
-  }
+  const { lines, record: now } = eachTarget(targets, record, options, uninstallOne)
   if (!options.dryRun) {
     // a folder is Spillway's to remove once no recorded file is left in it
     const stillUsed = (folder: string) => Object.keys(now.files).some((f) => f.startsWith(folder + Path.sep))
@@ -185,7 +188,7 @@ export const uninstall = (targets: ReadonlyArray<Target>, record: Files.Record, 
     Files.removeEmptyFolders(candidates)
     const next = { ...now, folders: now.folders.filter((f) => stillUsed(f) || Fs.existsSync(f)) }
     if (next.folders.length !== now.folders.length) options.save(next)
-    now = next
+    return { lines, record: next }
   }
   return { lines, record: now }
 }
