@@ -9,7 +9,6 @@
  * @since 0.1.0
  */
 import { jsonSchema, tool, type Tool } from "ai"
-import { Terminal } from "@spillway/core"
 import * as Spillway from "@spillway/node/Spillway"
 
 /** The read tools, by name. */
@@ -32,7 +31,8 @@ const readTool = <N extends Spillway.ReadToolName>(read: Spillway.ReadOnly, defi
     inputSchema: jsonSchema<Spillway.ToolParams<N>>(definition.parameters as Parameters<typeof jsonSchema>[0]),
     execute: (input: Spillway.ToolParams<N>) => read.readTool(definition.name, input),
     // the handlers give plain text already; what a model reads is plain whatever gave it
-    toModelOutput: (given: unknown) => ({ type: "text", value: Terminal.plain(resultOf(given).text) })
+    // the handlers give the text plain, or exact when the model asked for raw
+    toModelOutput: (given: unknown) => ({ type: "text", value: resultOf(given).text })
   } as never) as unknown as Tool<Spillway.ToolParams<N>, Spillway.ToolResult<N>>
 
 /** The read tools over a read-only grant (`sw.readOnly()`, or an open Spillway, of which they use the read methods alone). */

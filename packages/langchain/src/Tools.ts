@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import { Terminal } from "@spillway/core"
 import * as Spillway from "@spillway/node/Spillway"
 import { tool, ToolMessage } from "langchain"
 
@@ -19,8 +18,8 @@ export const spillwayTools = (sw: Spillway.ReadOnly | Spillway.Spillway) => {
     tool(
       async (input: Record<string, unknown>, config?: { readonly toolCall?: { readonly id?: string | undefined } | undefined }) => {
         try {
-          // the handlers give plain text already; what a model reads is plain whatever gave it
-          return Terminal.plain((await read.readTool(definition.name, input as never)).text)
+          // the handlers give the text plain, or exact when the model asked for raw
+          return (await read.readTool(definition.name, input as never)).text
         } catch (e) {
           const id = config?.toolCall?.id
           if (!Spillway.isError(e) || id === undefined) throw e
