@@ -18,8 +18,12 @@
 # are fetched from npm), gcc, make, cmake, ninja, python3 with pytest, go, rustc + cargo,
 # javac + java, Maven with the compiler and surefire plugins and JUnit 5 in its
 # local repository (it runs offline, `mvn -o`), a Docker daemon and a static
-# busybox (see the docker scenarios), git. Gradle is not run (its plugins
-# cannot be fetched offline); documented.json holds lines in its shapes.
+# busybox (see the docker scenarios), git; for the families added later, Debian's
+# ruby-rspec, elixir, golang-go, php-cli, mono-mcs and mono-runtime, cmake with
+# ctest, perl, and PostgreSQL's initdb, pg_ctl and psql (a server is started on a
+# spare port for the psql scenario and stopped after it). Gradle is not run (its
+# plugins cannot be fetched offline); documented.json holds lines in its shapes,
+# and those of other tools that cannot run here, marked as documented.
 # Between runs only timings, clock times, thread ids, build hashes and the
 # interleaving of concurrent output change.
 
@@ -1781,6 +1785,424 @@ capture diff-clean diff "diff -ru ../diff-clean-old . -x .git; test \$? -le 1"
 scenario grep-context-clean
 make_quoting_repo
 capture grep-context-clean grep "grep -rn -C2 -E 'error|FAIL|fatal' --exclude-dir=.git src lib tests native docs"
+###########################################################################
+# Tool families the rules were not written from (see docs/failure-lines.md):
+# test frameworks written differently, chains of causes, prefixed logs,
+# processes killed from outside, database errors. Logs whose lines carry a
+# prefix another program adds (a CI runner's timestamps, docker compose's
+# `service-1  | `, kubectl logs --prefix) are real output of the tool run
+# here, prefixed the way that program documents it.
+###########################################################################
+
+# stamp.pl: GitHub Actions' prefix, an RFC 3339 UTC time with 7 decimals and a space, on every line.
+write_stamp() {
+  cat > stamp.pl <<'EOF'
+use Time::HiRes qw(time); use POSIX qw(strftime); $| = 1;
+while (<STDIN>) { my $t = time; printf "%s.%07dZ %s", strftime("%Y-%m-%dT%H:%M:%S", gmtime $t), ($t - int $t) * 1e7, $_ }
+EOF
+}
+
+# RSpec, documentation format: five spec files run one by one, one failing expectation.
+scenario rspec-fail
+for p in accounts invoices ledger payments reports; do
+  mkdir -p "$p/spec"
+  {
+    echo "RSpec.describe '$p' do"
+    names_from 3 30 | while read -r t; do
+      echo "  it '$t' do"
+      echo "    expect([1, 2, 3].sum).to eq(6)"
+      echo "  end"
+    done
+    echo "  describe 'with a cold cache' do"
+    names_from 11 4 | while read -r t; do
+      echo "    it '$t' do"
+      echo "      expect([1, 2, 3].sum).to eq(6)"
+      echo "    end"
+    done
+    echo "  end"
+    if [ "$p" = ledger ]; then
+      cat <<'EOF'
+  it 'applies the discount before tax' do
+    total = (1300 * 0.95 + 5).round
+    expect(total).to eq(1250)
+  end
+EOF
+    fi
+    echo "end"
+  } > "$p/spec/${p}_spec.rb"
+done
+capture rspec-fail rspec "status=0; for p in */; do echo \"== \$p\"; (cd \"\$p\" && rspec --format documentation --no-color) || status=1; done; exit \$status"
+
+scenario rspec-ok
+mkdir -p spec
+{
+  echo "RSpec.describe 'errors' do"
+  names_from 0 30 | while read -r t; do
+    echo "  it '$t' do"
+    echo "    expect { raise ArgumentError, 'bad input' }.to raise_error(ArgumentError)"
+    echo "  end"
+  done
+  names_from 5 30 | while read -r t; do
+    echo "  it 'still $t' do"
+    echo "    expect('Failure/Error: quoted').to include('Error')"
+    echo "  end"
+  done
+  echo "end"
+} > spec/errors_spec.rb
+capture rspec-ok rspec "for i in 1 2 3; do rspec --format documentation --no-color || exit 1; done"
+
+# ExUnit: six test files run one by one with --trace-like output; one assertion fails.
+scenario exunit-fail
+for p in accounts invoices ledger payments reports taxes; do
+  mod=$(echo "$p" | sed 's/^./\U&/')
+  {
+    echo "ExUnit.start(trace: true, colors: [enabled: false])"
+    echo "defmodule ${mod}Test do"
+    echo "  use ExUnit.Case"
+    names_from 7 25 | while read -r t; do
+      echo "  test \"$t\" do"
+      echo "    assert Enum.sum([1, 2, 3]) == 6"
+      echo "  end"
+    done
+    if [ "$p" = ledger ]; then
+      cat <<'EOF'
+  test "applies the loyalty discount before tax" do
+    total = round(1300 * 0.95 + 5)
+    assert total == 1250
+  end
+EOF
+    fi
+    echo "end"
+  } > "${p}_test.exs"
+done
+capture exunit-fail elixir "status=0; for f in *_test.exs; do echo \"== \$f\"; elixir \"\$f\" || status=1; done; exit \$status"
+
+scenario exunit-ok
+{
+  echo "ExUnit.start(trace: true, colors: [enabled: false])"
+  echo "defmodule ErrorsTest do"
+  echo "  use ExUnit.Case"
+  names_from 0 30 | while read -r t; do
+    echo "  test \"$t\" do"
+    echo "    assert_raise ArgumentError, fn -> raise ArgumentError, \"Assertion with == failed\" end"
+    echo "  end"
+    echo "  test \"again $t\" do"
+    echo "    assert {:error, :enoent} == File.read(\"missing\")"
+    echo "  end"
+  done
+  echo "end"
+} > errors_test.exs
+capture exunit-ok elixir "for i in 1 2 3; do elixir errors_test.exs || exit 1; done"
+
+# CTest with --output-on-failure: 40 tests, one checks a total and fails.
+scenario ctest-fail
+cat > check.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  printf("case %d: loading fixtures\n", n);
+  printf("case %d: 12 rows checked\n", n);
+  if (n == 61) {
+    long total = (long)(1300 * 0.95 + 5 + 0.5);
+    fprintf(stderr, "check_total: expected 1250, got %ld\n", total);
+    return 1;
+  }
+  printf("case %d: ok\n", n);
+  return 0;
+}
+EOF
+{
+  echo "cmake_minimum_required(VERSION 3.16)"
+  echo "project(ledger C)"
+  echo "enable_testing()"
+  echo "add_executable(check check.c)"
+  i=0
+  names_from 0 120 | while read -r t; do
+    i=$((i + 1))
+    echo "add_test(NAME \"$(echo "$t" | tr ' ' '_')_$i\" COMMAND check $i)"
+  done
+} > CMakeLists.txt
+capture ctest-fail ctest "cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure -j1"
+
+scenario ctest-ok
+cp ../ctest-fail/check.c ../ctest-fail/CMakeLists.txt . 2>/dev/null
+sed -i 's/n == 61/n == 999/' check.c
+capture ctest-ok ctest "cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest -V -j1"
+
+# Java: a batch job whose failure is wrapped twice; the root cause is the last `Caused by:`.
+scenario java-chain
+mkdir -p com/acme/ledger
+cat > com/acme/ledger/Batch.java <<'EOF'
+package com.acme.ledger;
+
+import java.io.FileReader;
+import java.io.IOException;
+
+public class Batch {
+  static class LedgerException extends RuntimeException {
+    LedgerException(String m, Throwable c) { super(m, c); }
+  }
+  static String readRates(String path) throws IOException {
+    try (FileReader r = new FileReader(path)) { return "rates"; }
+  }
+  static void loadRates(int batch) {
+    try {
+      readRates("config/rates-" + batch + ".csv");
+    } catch (IOException e) {
+      throw new IllegalStateException("could not load the exchange rates for batch " + batch, e);
+    }
+  }
+  static void settle(int batch) {
+    try {
+      loadRates(batch);
+    } catch (IllegalStateException e) {
+      throw new LedgerException("settlement of batch " + batch + " failed", e);
+    }
+  }
+  public static void main(String[] args) throws Exception {
+    int batch = Integer.parseInt(args[0]);
+    for (int i = 1; i <= 3; i++) System.out.println("batch " + batch + ": step " + i + " of 3, 0 errors, 240 rows posted to the ledger");
+    if (batch != 17) { System.out.println("batch " + batch + ": settled"); return; }
+    settle(batch);
+  }
+}
+EOF
+mkdir -p config
+for i in $(seq 1 40); do [ "$i" != 17 ] && : > "config/rates-$i.csv"; done
+capture java-chain java "javac com/acme/ledger/Batch.java && status=0; for i in \$(seq 1 40); do java com.acme.ledger.Batch \$i || status=1; done; exit \$status"
+
+# A CI runner's log: pytest -v with every line timestamped as GitHub Actions does.
+scenario ci-pytest-fail
+mkdir -p tests
+for p in accounts invoices ledger payments; do
+  {
+    names_from 2 30 | while read -r t; do
+      echo "def test_$(echo "$t" | tr 'A-Z -' 'a-z__' | tr -cd 'a-z0-9_\n')():"
+      echo "    assert sum([1, 2, 3]) == 6"
+      echo
+    done
+    if [ "$p" = ledger ]; then
+      printf 'def test_applies_the_discount_before_tax():\n    total = round(1300 * 0.95 + 5)\n    assert total == 1250, "discount applied after tax"\n'
+    fi
+  } > "tests/test_$p.py"
+done
+write_stamp
+capture ci-pytest-fail ci "{ echo '##[group]Run python3 -m pytest -v'; status=0; for f in tests/*.py; do python3 -m pytest -v -p no:cacheprovider \"\$f\" || status=1; done; echo '##[endgroup]'; [ \$status = 0 ] || echo '##[error]Process completed with exit code 1.'; echo \$status > .status; } 2>&1 | perl stamp.pl; exit \$(cat .status)"
+
+scenario ci-pytest-ok
+mkdir -p tests
+{
+  names_from 0 80 | nl | while read -r i t; do
+    n=$(echo "$t" | tr 'A-Z -' 'a-z__' | tr -cd 'a-z0-9_\n')_$i
+    echo "def test_$n():"
+    echo "    assert 'Error: ' + 'x' == 'Error: x'"
+    echo
+    echo "def test_${n}_again():"
+    echo "    assert 'FAILED' in 'FAILED tests are listed'"
+    echo
+  done
+} > tests/test_errors.py
+write_stamp
+capture ci-pytest-ok ci "python3 -m pytest -v -p no:cacheprovider tests 2>&1 | perl stamp.pl"
+
+# docker compose's prefix (`service-1  | `) on real PHP and Python output: a web service's fatal error.
+scenario compose-php-fail
+cat > web.php <<'EOF'
+<?php
+declare(strict_types=1);
+function render_invoice(array $invoice): string {
+  return sprintf("invoice %d: %s", $invoice['id'], strtoupper($invoice['customer']));
+}
+for ($i = 1; $i <= 60; $i++) {
+  echo "GET /invoices/$i 200 0 errors\n";
+  if ($i === 31) { echo render_invoice(['id' => $i, 'customer' => null]), "\n"; }
+}
+EOF
+cat > worker.py <<'EOF'
+import sys
+for i in range(1, 150):
+    print(f"worker: job {i} done, 0 failed", flush=True)
+EOF
+capture compose-php-fail compose "python3 -u worker.py 2>&1 | sed -u 's/^/worker-1  | /' & (php -d display_errors=stderr -d log_errors=0 web.php; echo \$? > .web) 2>&1 | sed -u 's/^/web-1     | /'; wait; echo \"web-1 exited with code \$(cat .web)\"; exit 1"
+
+# kubectl logs --prefix on a Node service whose config file is missing.
+scenario k8s-node-fail
+cat > server.js <<'EOF'
+const fs = require('node:fs')
+for (let i = 1; i <= 70; i++) console.log(`GET /health 200 ${i} ms`)
+const config = JSON.parse(fs.readFileSync('/home/dev/project/config/app.json', 'utf8'))
+console.log(config)
+EOF
+capture k8s-node-fail kubernetes "status=0; for pod in api-7d9f8b6c4-x2k9q api-7d9f8b6c4-m4t7z; do node server.js 2>&1 | sed \"s|^|[pod/\$pod/api] |\" || status=1; done; for i in \$(seq 1 40); do echo \"[pod/api-7d9f8b6c4-p8w2n/api] GET /health 200 \$i ms\"; done; exit 1"
+
+# Go: a worker pool panics with an index out of range, and a CLI's wrapped error.
+scenario go-panic
+cat > main.go <<'EOF'
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func shard(rows []int, n int) int { return rows[n] }
+
+func main() {
+	var rows = []int{1, 2, 3, 4, 5}
+	for i := 0; i < 60; i++ {
+		fmt.Printf("worker: shard %d of 60 merged into the ledger, 0 errors, 12 rows\n", i)
+		if len(os.Args) > 1 && i == 30 {
+			fmt.Println(shard(rows, len(rows)+i-30))
+		}
+	}
+}
+EOF
+cat > go.mod <<'EOF'
+module example.com/shards
+
+go 1.19
+EOF
+capture go-panic go "env GOFLAGS=-mod=mod GOCACHE=\$PWD/.cache GOPATH=\$PWD/.gopath go build -o shards . && ./shards && ./shards crash; status=\$?; ./shards; exit \$status"
+
+scenario go-wrapped
+cat > main.go <<'EOF'
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func readRates(path string) error {
+	_, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read rates: %w", err)
+	}
+	return nil
+}
+
+func main() {
+	for i := 1; i <= 80; i++ {
+		fmt.Printf("sync: account %d reconciled against the bank statement, 0 differences\n", i)
+		if i == 41 {
+			if err := readRates("/home/dev/project/config/rates.csv"); err != nil {
+				fmt.Fprintf(os.Stderr, "Error: settle batch 41: %v\n", err)
+				defer os.Exit(1)
+			}
+		}
+	}
+	for i := 81; i <= 160; i++ {
+		fmt.Printf("sync: account %d reconciled against the bank statement, 0 differences\n", i)
+	}
+}
+EOF
+printf 'module example.com/sync\n\ngo 1.19\n' > go.mod
+capture go-wrapped go "env GOCACHE=\$PWD/.cache GOPATH=\$PWD/.gopath go run ."
+
+# .NET on Mono: an unhandled exception with an inner exception.
+scenario dotnet-fail
+cat > Batch.cs <<'EOF'
+using System;
+using System.IO;
+class Batch {
+  static string ReadRates(string path) { return File.ReadAllText(path); }
+  static void Settle(int batch) {
+    try { ReadRates("/home/dev/project/config/rates-" + batch + ".csv"); }
+    catch (IOException e) { throw new InvalidOperationException("settlement of batch " + batch + " failed", e); }
+  }
+  static int Main(string[] args) {
+    int b = int.Parse(args[0]);
+    for (int s = 1; s <= 30; s++) Console.WriteLine("batch " + b + ": step " + s + " of 30, 0 errors");
+    if (b == 3) Settle(b);
+    return 0;
+  }
+}
+EOF
+capture dotnet-fail dotnet "mcs -nologo Batch.cs && status=0; for b in 1 2 3 4 5 6; do mono Batch.exe \$b || status=1; done; exit \$status"
+
+# PostgreSQL: three migrations run with psql -a against a server started here
+# (initdb and pg_ctl on a spare port, as the postgres user when run as root;
+# stopped after); the second migration inserts a duplicate key.
+scenario psql-fail
+for m in 1 2 3; do
+  {
+    [ "$m" = 1 ] && echo "CREATE TABLE accounts (id integer PRIMARY KEY, name text NOT NULL, note text);"
+    for i in $(seq $(( (m - 1) * 30 + 1 )) $(( m * 30 ))); do
+      echo "INSERT INTO accounts VALUES ($i, 'account $i', 'opened by the migration, no errors');"
+      [ "$i" = 45 ] && echo "INSERT INTO accounts VALUES (12, 'account 12 again', 'duplicate');"
+    done
+    echo "SELECT count(*) FROM accounts;"
+  } > "00$m-accounts.sql"
+done
+PGBASE=$(mktemp -d)
+chmod 755 "$PGBASE"
+PGPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+as_pg() { if [ "$(id -u)" = 0 ]; then chown -R postgres "$PGBASE"; runuser -u postgres -- "$@"; else "$@"; fi; }
+if as_pg initdb -D "$PGBASE/data" -A trust -U postgres > "$PGBASE/initdb.log" 2>&1 &&
+  as_pg pg_ctl -D "$PGBASE/data" -o "-p $PGPORT -k $PGBASE -c listen_addresses=127.0.0.1" -l "$PGBASE/server.log" -w start > /dev/null; then
+  capture psql-fail postgres "status=0; for f in 00*.sql; do echo \"== \$f\"; psql -X -a -h 127.0.0.1 -p $PGPORT -U postgres -d postgres -v ON_ERROR_STOP=1 -f \"\$f\" || status=\$?; done; exit \$status"
+  as_pg pg_ctl -D "$PGBASE/data" -m fast -w stop > /dev/null
+else
+  echo "psql-fail: PostgreSQL did not start (see $PGBASE)" >&2
+fi
+rm -rf "$PGBASE"
+
+# Python: an error wrapped with `raise ... from`, and one raised while handling another.
+scenario python-chain
+cat > job.py <<'EOF'
+import json, sys
+
+class ConfigError(Exception):
+    pass
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+def settle(n):
+    try:
+        return load(f"/home/dev/project/config/batch-{n}.json")
+    except FileNotFoundError as e:
+        raise ConfigError(f"batch {n} has no configuration") from e
+
+n = int(sys.argv[1])
+for s in range(1, 4):
+    print(f"job {n}: step {s} of 3, 0 errors, 240 rows posted to the ledger", flush=True)
+if n == 21:
+    settle(n)
+print(f"job {n}: done", flush=True)
+EOF
+capture python-chain python "status=0; for i in \$(seq 1 40); do python3 job.py \$i || status=1; done; exit \$status"
+
+# Node: an error with a cause (`new Error(m, { cause })`).
+scenario node-cause
+cat > job.mjs <<'EOF'
+import { readFileSync } from 'node:fs'
+const n = Number(process.argv[2])
+const settle = () => {
+  try {
+    return readFileSync(`/home/dev/project/config/batch-${n}.json`, 'utf8')
+  } catch (cause) {
+    throw new Error(`settlement of batch ${n} failed`, { cause })
+  }
+}
+for (let s = 1; s <= 3; s++) console.log(`job ${n}: step ${s} of 3, 0 errors, 240 rows posted to the ledger`)
+if (n === 19) settle()
+console.log(`job ${n}: done`)
+EOF
+capture node-cause node "status=0; for i in \$(seq 1 40); do node job.mjs \$i || status=1; done; exit \$status"
+
+# bash: a command killed from outside (SIGKILL, as the kernel's OOM killer sends it); bash names it.
+scenario bash-killed
+cat > job.sh <<'EOF'
+n=$1
+for s in 1 2 3; do echo "job $n: shard $s of 3 merged into the ledger, 0 errors"; done
+if [ "$n" = 22 ]; then kill -KILL $$; fi
+echo "job $n: done"
+EOF
+capture bash-killed bash "bash -c 'status=0; for i in \$(seq 1 45); do bash job.sh \$i; s=\$?; [ \$s = 0 ] || status=\$s; done; exit \$status'"
+
 
 ###########################################################################
 # JSON beside each log, cases.json, and the table.
@@ -1853,6 +2275,25 @@ const EXPLAINS = {
   'tsc-pretty-fail': [/balance\.ts.*error.*TS2322/],
   'diff-clean': null,
   'grep-context-clean': null,
+  // families the rules were not written from (see docs/failure-lines.md)
+  'rspec-fail': [/^ +Failure\/Error: expect\(total\)\.to eq\(1250\)$/, /^ +got: 1240$/],
+  'rspec-ok': null,
+  'exunit-fail': [/^ +Assertion with == failed$/, /^ +code: +assert total == 1250$/, /^ +left: +1240$/],
+  'exunit-ok': null,
+  'ctest-fail': [/^check_total: expected 1250, got 1240$/],
+  'ctest-ok': null,
+  'java-chain': [/^Caused by: java\.io\.FileNotFoundException: config\/rates-17\.csv/],
+  'ci-pytest-fail': [/Z E +AssertionError: discount applied after tax$/, /Z E +assert 1240 == 1250$/],
+  'ci-pytest-ok': null,
+  'compose-php-fail': [/^web-1 +\| (?:PHP )?Fatal error: +Uncaught TypeError: strtoupper\(\)/],
+  'k8s-node-fail': [/^\[pod\/[\w-]+\/api\] Error: ENOENT: no such file or directory, open '\/home\/dev\/project\/config\/app\.json'$/],
+  'go-panic': [/^panic: runtime error: index out of range \[5\] with length 5$/],
+  'go-wrapped': [/^Error: settle batch 41: read rates: open .*: no such file or directory$/],
+  'dotnet-fail': [/^System\.InvalidOperationException: settlement of batch 3 failed ---> System\.IO\.DirectoryNotFoundException: /, /^\[ERROR\] FATAL UNHANDLED EXCEPTION: System\.InvalidOperationException: settlement of batch 3 failed ---> /],
+  'psql-fail': [/^psql:002-accounts\.sql:\d+: ERROR: +duplicate key value violates unique constraint "accounts_pkey"$/, /^DETAIL: +Key \(id\)=\(12\) already exists\.$/],
+  'python-chain': [/^FileNotFoundError: \[Errno 2\] No such file or directory: '\/home\/dev\/project\/config\/batch-21\.json'$/],
+  'node-cause': [/^ +\[cause\]: Error: ENOENT: no such file or directory, open '\/home\/dev\/project\/config\/batch-19\.json'$/],
+  'bash-killed': [/^bash: line \d+: +\d+ Killed +bash job\.sh \$i$/],
 }
 
 // Logs kept out of tuning: the rules were written without looking at them,
@@ -1861,7 +2302,18 @@ const EXPLAINS = {
 // tuned after their first evaluation (two missed, one false claim).
 const HELD_OUT = new Set(['eslint-compact-fail', 'yarn-fail', 'mocha-fail', 'unittest-fail', 'go-build-fail',
   'cargo-build-fail', 'sh-hooks-fail', 'git-push-rejected', 'python-oom',
-  'make-script-fail', 'diff-clean', 'grep-context-clean'])
+  'make-script-fail', 'diff-clean', 'grep-context-clean',
+  // families held out from the start: written down, run, and counted without tuning on them
+  'exunit-fail', 'exunit-ok', 'go-panic', 'go-wrapped', 'dotnet-fail', 'psql-fail', 'python-chain', 'node-cause',
+  'k8s-node-fail'])
+
+// Each log's tool family, for the figures per family (a log not listed is its own tool's family).
+const FAMILY = {
+  'rspec-fail': 'tests', 'rspec-ok': 'tests', 'exunit-fail': 'tests', 'exunit-ok': 'tests', 'ctest-fail': 'tests',
+  'ctest-ok': 'tests', 'java-chain': 'chains', 'python-chain': 'chains', 'node-cause': 'chains', 'dotnet-fail': 'chains',
+  'go-panic': 'go', 'go-wrapped': 'chains', 'ci-pytest-fail': 'prefixes', 'ci-pytest-ok': 'prefixes',
+  'compose-php-fail': 'prefixes', 'k8s-node-fail': 'prefixes', 'psql-fail': 'databases', 'bash-killed': 'signals',
+}
 
 // cases.json: [log, regex] pairs; each picks the first matching line of that log.
 const CASES = {
@@ -2194,6 +2646,58 @@ const CASES = {
   },
 }
 
+Object.assign(CASES, {
+  chains: {
+    salient: [
+      ['java-chain', /^Caused by: java\.io\.FileNotFoundException: /],
+      ['java-chain', /^Caused by: java\.lang\.IllegalStateException: /],
+      ['node-cause', /^ +\[cause\]: Error: ENOENT: /],
+      ['python-chain', /^FileNotFoundError: /],
+      ['dotnet-fail', /^System\.InvalidOperationException: .* ---> System\.IO\./],
+    ],
+    quiet: [
+      ['python-chain', /^The above exception was the direct cause of the following exception:$/],
+      ['java-chain', /^\s+at java\.base\//],
+      ['java-chain', /^\s+\.\.\. \d+ more$/],
+      ['java-chain', /^batch \d+: step 1 of 3, 0 errors/],
+      ['node-cause', /^ +\.\.\. \d+ lines matching cause stack trace \.\.\.$/],
+    ],
+  },
+  'test-frameworks': {
+    salient: [
+      ['rspec-fail', /^ +Failure\/Error: /],
+      ['rspec-fail', /^\d+ examples, 1 failure$/],
+      ['exunit-fail', /^ +Assertion with == failed$/],
+      ['exunit-fail', /^ +1\) test applies the loyalty discount before tax \(LedgerTest\)$/],
+      ['exunit-fail', /^\d+ tests, 1 failure$/],
+      ['ctest-fail', /\*\*\*Failed/],
+      ['ctest-fail', /^The following tests FAILED:$/],
+      ['ctest-fail', /tests failed out of/],
+      ['ctest-fail', /^check_total: expected 1250, got 1240$/],
+    ],
+    quiet: [
+      ['rspec-ok', /^\d+ examples, 0 failures$/],
+      ['rspec-ok', /still reports an error for unterminated strings/],
+      ['exunit-ok', /^\d+ tests, 0 failures$/],
+      ['ctest-fail', /Test +#\d+: .* Passed/],
+      ['ctest-ok', /tests passed, 0 tests failed out of/],
+      ['rspec-fail', /^ +expected: 1250$/],
+      ['exunit-fail', /^ +left: +1240$/],
+      ['exunit-fail', /^ +code: +assert total == 1250$/],
+    ],
+  },
+  databases: {
+    salient: [
+      ['psql-fail', /^psql:002-accounts\.sql:\d+: ERROR: /],
+    ],
+    quiet: [
+      ['psql-fail', /^DETAIL: /],
+      ['psql-fail', /^INSERT 0 1$/],
+      ['psql-fail', /^INSERT INTO accounts VALUES \(3, /],
+    ],
+  },
+})
+
 const logs = {}
 const manifest = fs.readFileSync(manifestFile, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => l.split('\t'))
 // With ONLY set, the logs not rerun keep what their JSON says.
@@ -2237,7 +2741,7 @@ for (const [name, tool, code, command] of manifest) {
   const middle = at.filter((n) => n > lo && n <= hi)
   if (failed && middle.length === 0) complain(`${name}: no explaining line in the middle 70%`)
   if (/\/tmp\/|\/root\/|\/work\//.test(text)) complain(`${name}: a machine path is left in the log`)
-  fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify({ tool, command, exitCode, failed, heldOut: HELD_OUT.has(name), explains }, null, 2) + '\n')
+  fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify({ tool, family: FAMILY[name] ?? tool, command, exitCode, failed, heldOut: HELD_OUT.has(name), explains }, null, 2) + '\n')
   rows.push([name, String(exitCode), String(lines.length), String(text.length),
     failed ? at.map((n) => `${n} (${Math.round((100 * n) / lines.length)}%)`).join(', ') : '-'])
 }

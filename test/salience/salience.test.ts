@@ -18,6 +18,8 @@ const corpus = Path.join(here, "corpus")
 
 interface Entry {
   readonly tool: string
+  /** The family the figures are given by: the tool's, or a shape several tools share (`prefixes`, `chains`). */
+  readonly family?: string
   readonly command: string
   readonly exitCode: number
   readonly failed: boolean
@@ -128,6 +130,21 @@ describe("the corpus of real logs", () => {
           `(head and tail alone: ${plainShown}); clean logs with a section: ${sections} of ${clean.length}, lines claimed in them: ${claimed}`
       )
       totals.push({ shown, failing: failing.length, sections, claimed })
+    }
+    // by family: explaining lines seen / failing logs, lines claimed in clean logs
+    const families = new Map<string, { heldOut: boolean; shown: number; failing: number; claimed: number }>()
+    for (const { entry, log } of entries) {
+      const key = entry.family ?? entry.tool
+      const f = families.get(key) ?? { heldOut: entry.heldOut, shown: 0, failing: 0, claimed: 0 }
+      if (entry.failed) {
+        f.failing++
+        if (seen(entry, log, (await keep(log, entry.exitCode, layer)).text).length > 0) f.shown++
+      } else f.claimed += Salience.find(log).total
+      f.heldOut &&= entry.heldOut
+      families.set(key, f)
+    }
+    for (const [name, f] of [...families].sort(([a], [b]) => a.localeCompare(b))) {
+      rows.push(`  ${name}${f.heldOut ? " (held out)" : ""}: ${f.shown} of ${f.failing} seen, ${f.claimed} claimed in clean logs`)
     }
     console.log(rows.join("\n"))
     for (const t of totals) {

@@ -11,6 +11,7 @@
  */
 import { Context, Either } from "effect"
 import * as Envelope from "./Envelope.js"
+import * as Split from "./internal/split.js"
 import * as Utf8 from "./Utf8.js"
 
 /** The delivery budget of one whole result, in characters (code points): 12,000, the source design's. */
@@ -107,10 +108,9 @@ export const squeeze = <F extends object>(
   const whole = deliver(text)
   if (sizeOf(whole, budget.measure) <= budget.limit) return Either.right(whole)
   const points = Utf8.codePointLength(text)
-  const cut = (kept: number) => {
-    const head = Utf8.takeCodePoints(text, Math.ceil(kept * 0.7))
-    const tail = Utf8.takeLastCodePoints(text, kept - Utf8.codePointLength(head))
-    return deliver(`${head}${squeezed(points - kept, budget.limit)}${tail}`)
-  }
+  const cut = (kept: number) =>
+    deliver(
+      Split.text(text, { keep: kept, headShare: 0.7, codePoints: points, marker: (left) => squeezed(left, budget.limit) }).text
+    )
   return Either.map(Envelope.fitCount(0, points - 1, cut, budget, serialize), (f) => f.value)
 }

@@ -17,11 +17,11 @@ import * as Cursor from "./Cursor.js"
 import * as Delivery from "./Delivery.js"
 import * as Envelope from "./Envelope.js"
 import { concat, copyOf } from "./internal/bytes.js"
+import * as Split from "./internal/split.js"
 import { InvalidRequest, type QuotaExceeded, StoreFailed } from "./Errors.js"
 import * as Grep from "./Grep.js"
 import * as Read from "./internal/read.js"
 import type { Manifest } from "./Manifests.js"
-import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
 import * as SearchPage from "./SearchPage.js"
 import * as Terminal from "./Terminal.js"
@@ -299,13 +299,12 @@ export const first = (
     // lines that explain a failure, wherever they are, within a fifth of the budget
     const found = Salience.find(text)
     // the explaining lines first, then what reports point back to, then the reports; shown in line order
-    const failure: Array<{ line: number; text: string }> = []
-    for (const l of Salience.ranked(found)) {
-      const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
-      if (Envelope.sizeOf(JSON.stringify([...failure, row])) > budget.limit / 5) continue
-      failure.push(row)
-    }
-    failure.sort((a, b) => a.line - b.line)
+    const failure = Salience.pick(found.lines, {
+      limit: budget.limit / 5,
+      base: 2,
+      cost: (row) => Envelope.sizeOf(JSON.stringify(row)),
+      separator: 1
+    }).map(({ line, text }) => ({ line, text }))
     const withFailures = failure.length > 0
       ? { ...base, failure_lines: failure, failure_lines_total: found.total }
       : base
@@ -323,15 +322,40 @@ export const first = (
       truncated: true,
       instructions
     })
-    const head = yield* Envelope.fitText(text, (part, n) => shaped(part, n, ""), {
-      limit: Math.floor((budget.limit * 3) / 5)
+    // every code point costs at least one unit of the envelope: the head has no more than its share, the tail the budget
+    const share = Math.floor((budget.limit * 3) / 5)
+    const start = Utf8.takeCodePoints(text, share)
+    const starts = codePointEnds(start)
+    const end = [...Utf8.takeLastCodePoints(text, budget.limit)]
+    const build = (h: number, t: number) => shaped(start.slice(0, starts[h]), h, end.slice(end.length - t).join(""))
+    const size = (h: number, t: number) => Envelope.sizeOf(JSON.stringify(build(h, t)))
+    // a head that does not advance is never offered: at least one code point of a text that has any
+    const least = text === "" ? 0 : 1
+    if (size(least, 0) > share) {
+      return yield* new Envelope.EnvelopeTooSmall({ limit: share, needed: size(least, 0), measure: "code-points" })
+    }
+    const split = Split.ends({
+      total: Utf8.codePointLength(text),
+      headMax: starts.length - 1,
+      tailMax: end.length,
+      first: "head",
+      fitsShare: (h) => size(h, 0) <= share,
+      fits: (h, t) => size(h, t) <= budget.limit,
+      grow: false
     })
-    const headText = head.value.head!
-    // no more than a budget's worth of code points can fit in the tail
-    const rest = [...Utf8.takeLastCodePoints(text.slice(headText.length), budget.limit)]
-    const fitted = yield* Envelope.fitCount(0, rest.length, (k) => shaped(headText, head.count, rest.slice(rest.length - k).join("")), budget)
-    return fitted.value
+    return build(split.head, split.tail)
   })
+
+/** The offsets in `text` where each code point ends, after a 0 for the empty prefix. */
+const codePointEnds = (text: string): Array<number> => {
+  const offsets = [0]
+  for (let i = 0; i < text.length;) {
+    const c = text.charCodeAt(i)
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1
+    offsets.push(i)
+  }
+  return offsets
+}
 
 /** The evidence service. */
 export interface Service {

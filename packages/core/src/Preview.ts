@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Split from "./internal/split.js"
 import * as Marker from "./Marker.js"
 import * as Salience from "./Salience.js"
 import { elide, type LineRange, splitLines } from "./Projection.js"
@@ -32,8 +33,8 @@ export type GrepHint = (pattern: string, filename: string) => string
 /** The search instruction for the library's `grepSpill`. */
 export const toolGrepHint: GrepHint = (pattern, filename) => `grepSpill(${JSON.stringify(pattern)}, "${filename}")`
 
-/** Longest salient line a preview shows, in code points. */
-export const SALIENT_CHARS = 200
+/** Longest salient line a preview shows, in code points (`Salience.SHOWN_CHARS`). */
+export const SALIENT_CHARS = Salience.SHOWN_CHARS
 
 /** What a preview is built from: the start and the end of the (scrubbed) output, and its totals. */
 export interface PreviewInput {
@@ -79,6 +80,8 @@ export interface PreviewInput {
 export interface Preview {
   readonly text: string
   readonly ranges: ReadonlyArray<LineRange>
+  /** The lines its section of failure lines shows, by number (picked by `Salience.pick`). */
+  readonly salient: ReadonlyArray<number>
 }
 
 const cp = Utf8.codePointLength
@@ -97,30 +100,20 @@ interface Lines {
 
 /**
  * How many head lines (`h`) and tail lines (`t`) fit in `budget` code points.
- * The tail says how the command ended, so it gets the larger share; the
- * head then takes what is left, and the tail grows into any remainder.
+ * The tail says how the command ended, so it gets the larger share (three
+ * fifths); the head then takes what is left, and the tail grows into any
+ * remainder. A tail that is one piece of a line shows nothing.
  */
 const fitLines = (lines: Lines, budget: number): { h: number; t: number } => {
-  let spent = 0
-  let t = 0
-  let h = 0
-  const tailFits = (limit: number) => {
-    while (t < lines.tail.length && !lines.tailPartial && lines.total - t > h) {
-      const c = lineCost(lines.tail[lines.tail.length - 1 - t]!)
-      if (spent + c > limit) break
-      spent += c
-      t++
-    }
-  }
-  tailFits(Math.floor((budget * 3) / 5))
-  while (h < lines.head.length && h + 1 <= lines.total - t) {
-    const c = lineCost(lines.head[h]!)
-    if (spent + c > budget) break
-    spent += c
-    h++
-  }
-  tailFits(budget)
-  return { h, t }
+  const split = Split.byCost({
+    total: lines.total,
+    head: { count: lines.head.length, cost: (i) => lineCost(lines.head[i]!) },
+    tail: { count: lines.tailPartial ? 0 : lines.tail.length, cost: (i) => lineCost(lines.tail[lines.tail.length - 1 - i]!) },
+    first: "tail",
+    share: { budget: Math.floor((budget * 3) / 5) },
+    budget
+  })
+  return { h: split.head, t: split.tail }
 }
 
 /** "1 line", "2 lines". */
@@ -130,9 +123,14 @@ const countLines = (n: number): string => `${n} ${n === 1 ? "line" : "lines"}`
  * The salient section for `lines` within `limit` code points: a title, then
  * the rows picked in rank order and shown in line order; empty when none fit.
  */
-const salientSection = (input: PreviewInput, limit: number, lines: ReadonlyArray<Salience.SalientLine>): Array<string> => {
+const salientSection = (
+  input: PreviewInput,
+  limit: number,
+  lines: ReadonlyArray<Salience.SalientLine>
+): { rows: Array<string>; shown: ReadonlyArray<number> } => {
+  const none = { rows: [], shown: [] }
   const salient = input.salient
-  if (salient === undefined || lines.length === 0) return []
+  if (salient === undefined || lines.length === 0) return none
   const failed = input.exitCode !== 0
   const find = salient.total > 0 && input.saved !== undefined && salient.grep !== undefined
     ? `Find all: ${(input.grepHint ?? toolGrepHint)(salient.grep, input.saved)}`
@@ -145,28 +143,20 @@ const salientSection = (input: PreviewInput, limit: number, lines: ReadonlyArray
     (withFind && find !== "" ? `. ${find}` : "") + "]"
   // the search hint is offered only when it takes no more than a third of the share
   const withFind = cp(find) <= limit / 3
-  const picked: Array<Salience.SalientLine> = []
-  let used = 0
-  let matches = 0
-  let around = 0
-  const rowOf = (l: Salience.SalientLine) => `${l.line}: ${Salience.cutMiddle(l.text, SALIENT_CHARS)}`
+  const rowOf = (row: { readonly line: number; readonly text: string }) => `${row.line}: ${row.text}`
   // the title's longest form, whatever is picked
   const titleCost = Math.max(
     cp(title(salient.total, lines.length, withFind)),
     cp(title(0, lines.length, withFind))
   ) + 1
-  for (const l of Salience.ranked({ lines, total: salient.total, rules: [] })) {
-    const isMatch = l.role !== "context"
-    const c = lineCost(rowOf(l))
-    if (titleCost + used + c > limit) continue
-    picked.push(l)
-    used += c
-    if (isMatch) matches++
-    else around++
+  const picked = Salience.pick(lines, { limit, base: titleCost, cost: (row) => lineCost(rowOf(row)) })
+  if (picked.length === 0) return none
+  const matches = picked.filter((p) => p.match).length
+  const around = picked.length - matches
+  return {
+    rows: [title(matches, around, withFind && matches < salient.total), ...picked.map(rowOf)],
+    shown: picked.map((p) => p.line)
   }
-  if (picked.length === 0) return []
-  const rows = picked.sort((a, b) => a.line - b.line).map(rowOf)
-  return [title(matches, around, withFind && matches < salient.total), ...rows]
 }
 
 /** Builds a preview no longer than `maxChars` code points. */
@@ -211,13 +201,14 @@ export const make = (input: PreviewInput): Preview => {
   const limit = Math.floor(room * (failed ? 1 / 2 : 1 / 4))
   const section = (picked: ReadonlyArray<Salience.SalientLine>) => salientSection(input, limit, picked)
   const sectionCost = (rows: ReadonlyArray<string>) => rows.reduce((n, r) => n + lineCost(r), 0)
-  let rows = section(salient?.lines ?? [])
-  let { h, t } = fill(room - sectionCost(rows))
+  let picked = section(salient?.lines ?? [])
+  let { h, t } = fill(room - sectionCost(picked.rows))
   const hidden = (salient?.lines ?? []).filter((l) => l.line > h && l.line <= input.totalLines - t)
   if (hidden.length !== (salient?.lines ?? []).length) {
-    rows = section(hidden)
-    ;({ h, t } = fill(room - sectionCost(rows)))
+    picked = section(hidden)
+    ;({ h, t } = fill(room - sectionCost(picked.rows)))
   }
+  const rows = picked.rows
 
   const head = headLines.slice(0, h)
   const tail = tailLines.slice(tailLines.length - t)
@@ -259,5 +250,5 @@ export const make = (input: PreviewInput): Preview => {
   const parts = failed
     ? [header, ...rows, ...head, marker, ...tail, footer(next)]
     : [header, ...head, marker, ...tail, ...rows, footer(next)]
-  return { text: parts.join("\n"), ranges }
+  return { text: parts.join("\n"), ranges, salient: picked.shown }
 }

@@ -629,20 +629,9 @@ export const FAILURE_SHARE = 1 / 4
 export const pickFailures = (
   failures: Failures,
   limit: number
-): ReadonlyArray<FailureLine & { readonly match: boolean }> => {
-  const rows: Array<FailureLine> = []
-  const picked: Array<FailureLine & { readonly match: boolean }> = []
-  let size = 2
-  for (const l of Salience.ranked({ lines: failures.lines, total: failures.total, rules: [] })) {
-    const row = { line: l.line, text: Salience.cutMiddle(l.text, Preview.SALIENT_CHARS) }
-    const cost = Envelope.sizeOf(JSON.stringify(row)) + (rows.length > 0 ? 1 : 0)
-    if (size + cost > limit) continue
-    size += cost
-    rows.push(row)
-    picked.push({ ...row, match: l.role !== "context" })
-  }
-  return picked.sort((a, b) => a.line - b.line)
-}
+): ReadonlyArray<FailureLine & { readonly match: boolean }> =>
+  // as a JSON array of rows: its brackets, each row, a comma between two
+  Salience.pick(failures.lines, { limit, base: 2, cost: (row) => Envelope.sizeOf(JSON.stringify(row)), separator: 1 })
 
 /**
  * The failure lines as a section of the view's text: a title that counts

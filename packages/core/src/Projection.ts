@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Split from "./internal/split.js"
 import * as Marker from "./Marker.js"
 import * as Utf8 from "./Utf8.js"
 
@@ -247,19 +248,23 @@ export const projectLines = (lines: ReadonlyArray<string>, policy: Policy): Proj
     return make(lines.slice(totalLines - t.n), [], totalLines - t.n + 1, t.spent)
   }
 
-  // middle: the head gets half the budget, the tail what the head left, and
-  // the head then grows into whatever the tail did not use.
-  const all = take(0, totalLines, 1, maxBytes, maxLines)
-  if (all.n === totalLines) return make([...lines], [], 1, all.spent)
-  const h1 = take(0, totalLines, 1, Math.floor(maxBytes / 2), Math.ceil(maxLines / 2))
-  const t = take(totalLines - 1, h1.n - 1, -1, maxBytes - h1.spent, maxLines - h1.n)
-  const h2 = take(h1.n, totalLines - t.n, 1, maxBytes - h1.spent - t.spent, maxLines - h1.n - t.n)
-  const headCount = h1.n + h2.n
-  if (headCount === 0 && t.n === 0 && totalLines > 0 && maxLines > 0) return cutSingle(0, "start")
-  if (headCount === 0) {
-    return make(lines.slice(totalLines - t.n), [], totalLines - t.n + 1, t.spent)
+  // middle: the head gets half the budget and half the lines, the tail what
+  // the head left, and the head then grows into whatever the tail did not use.
+  const split = Split.byCost({
+    total: totalLines,
+    head: { count: totalLines, cost: (i) => cost(lines[i]!) },
+    tail: { count: totalLines, cost: (i) => cost(lines[totalLines - 1 - i]!) },
+    first: "head",
+    share: { budget: Math.floor(maxBytes / 2), units: Math.ceil(maxLines / 2) },
+    budget: maxBytes,
+    maxUnits: maxLines
+  })
+  if (split.head + split.tail === totalLines) return make([...lines], [], 1, split.spent)
+  if (split.head === 0 && split.tail === 0 && totalLines > 0 && maxLines > 0) return cutSingle(0, "start")
+  if (split.head === 0) {
+    return make(lines.slice(totalLines - split.tail), [], totalLines - split.tail + 1, split.spent)
   }
-  return make(lines.slice(0, headCount), lines.slice(totalLines - t.n), 1, h1.spent + h2.spent + t.spent)
+  return make(lines.slice(0, split.head), lines.slice(totalLines - split.tail), 1, split.spent)
 }
 
 /** The marker that states what a projection shows; `fullOutput` names a saved copy that really exists. */

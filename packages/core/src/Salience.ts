@@ -26,6 +26,7 @@
  */
 import { concat, copyOf, latin1 } from "./internal/bytes.js"
 import { newlines as countNewlines } from "./internal/kernel/kernel.js"
+import * as Prefix from "./internal/prefix.js"
 import * as Ring from "./internal/ring.js"
 import { type AnchorScan, makeAnchorScan } from "./internal/secrets/anchors.js"
 import * as Terminal from "./Terminal.js"
@@ -51,6 +52,11 @@ export interface SalienceContext {
    * (TAP's `error: |-`, whose next line is the assertion's own message).
    */
   readonly follow?: RegExp
+  /**
+   * The lines taken list causes, outermost first (anyhow's `Caused by:`
+   * list): the last one taken is the deepest cause, and explains.
+   */
+  readonly deepest?: boolean
 }
 
 /**
@@ -87,6 +93,13 @@ export interface SalienceRule {
   readonly after?: SalienceContext
   /** For a report far from its cause: the first group of this pattern names a block (see `opens`) whose last lines explain it. */
   readonly recall?: RegExp
+  /**
+   * Where a matched line stands in a chain of causes: the `top` of one (an
+   * exception, an error), or a `cause` of the chain it follows (Java's
+   * `Caused by:`, Node's `[cause]:`). A cause makes the lines of its chain
+   * before it report rather than explain: the deepest cause says what went wrong.
+   */
+  readonly chain?: "top" | "cause"
 }
 
 /** A salient line and the rule that picked it. */
@@ -130,6 +143,16 @@ const MAVEN_ADVICE =
 
 // A stack frame: Node's `    at f (file:1:2)`, Java's `\tat a.B.c(B.java:3)`, vitest's ` ❯ file:1:2`.
 const STACK_FRAME = /^\s+at \S|^\s+❯ \S/
+
+// A stack frame of a runtime, a standard library or a dependency rather than
+// the project's own code: a trace's first frame that is not one is where its
+// code went wrong.
+const LIBRARY_FRAME =
+  /^\s+at (?:(?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|org\.junit|org\.opentest4j|org\.apache|org\.gradle|junit|System|Microsoft|Mono)\.|[\w.]+\/(?:java|jdk|sun)\.|node:|new Promise|process\.processTicksAndRejections|.*[( ](?:node:|internal\/)|.*\/node_modules\/|.*\/rustc\/|.*\/(?:site|dist)-packages\/)|^\s+File "(?:<frozen|\/usr\/lib\/python|.*\/(?:site|dist)-packages\/)|^\s*(?:runtime|testing|reflect)\.\S+\(|^\s+\/usr\/(?:local\/)?(?:lib\/)?go\//
+
+// Words of a complaint in a program's own output (a test's message under a
+// runner's failure line): what a failure's first lines say when they say why.
+const COMPLAINT = /\b(?:error|fail(?:ed|ure)?|expected|assert(?:ion)?|mismatch|differs?|wrong|invalid|cannot|can't|unable|missing|not found|denied|refused|timed? ?out|panic|abort(?:ed)?)\b/i
 
 // A compiler's code frame under a diagnostic (`   14 |   return x;`, `      |   ^~~`) and caret lines.
 const CODE_FRAME = /^\s*\d*\s+\|(?:\s|$)|^\s*[\^~]+\s*$/
@@ -344,11 +367,31 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     family: "exceptions",
     description: "an exception's own line (Python's last traceback line, Node's `TypeError: …`, Java's `Exception in thread`), with the frame above it (Python) or the first frame under it",
     anchors: ["Error", "Exception"],
-    pattern: /^\s*(?:Uncaught )?(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)(?: \[[\w-]+\])?: \S|^(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)$|^Exception in thread "|^Caused by: \S/,
+    chain: "top",
+    pattern: /^\s*(?:Uncaught )?(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)(?: \[[\w-]+\])?: \S|^(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception)$|^Exception in thread "|^Unhandled [Ee]xception[.:] \S/,
     // a docstring's `Raises:` entry says when, where a raised exception says what
     unless: new RegExp(`${QUIET.source}|^\\s+[\\w.]*(?:Error|Exception): (?:if|when|raised|in case)\\b`, "i"),
     before: { take: 2, within: 5, match: /^ {2}File "|^ {4}\S/, skip: /^\s*[\^~]+\s*$/, last: /^\s+File "/ },
-    after: { take: 1, within: 12, seek: true, match: /^\s+at \S|^\s+❯ \S/, last: STACK_FRAME }
+    after: { take: 1, within: 12, seek: true, match: /^\s+at \S|^\s+❯ \S/, skip: LIBRARY_FRAME, last: STACK_FRAME }
+  },
+  {
+    id: "cause",
+    family: "exceptions",
+    chain: "cause",
+    description: "a cause in a chain (Java's `Caused by: X: …`, Node's `[cause]: Error: …`, .NET's ` ---> X: …`): the deepest explains, with the first frame of the project's own code under it",
+    anchors: ["Caused by: ", "[cause]: ", "---> "],
+    pattern: /^\s*Caused by: \S|^\s*\[cause\]: \S|^\s*---> [\w.]+(?:Error|Exception)\b/,
+    after: { take: 1, within: 16, seek: true, match: /^\s+at \S/, skip: LIBRARY_FRAME }
+  },
+  {
+    id: "cause-list",
+    family: "exceptions",
+    chain: "cause",
+    role: "reports",
+    description: "a list of causes under `Caused by:` (Rust's anyhow, eyre): its last entry is the deepest cause, and explains",
+    anchors: ["Caused by:"],
+    pattern: /^\s*Caused by:$/,
+    after: { take: 8, within: 10, match: /^\s+(?:\d+: )?\S/, deepest: true }
   },
   {
     id: "panic",
@@ -356,7 +399,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     description: "a Rust panic (`thread 'main' panicked at`) with its message, or a Go `panic:`",
     anchors: ["panicked at", "panic: "],
     pattern: /thread '[^']*'(?: \(\d+\))? panicked at|^panic: /,
-    after: { take: 3, within: 3, match: /^(?!note: )\S|^\s+(?:left|right):/ }
+    after: { take: 3, within: 8, match: /^(?!note: )\S|^\s+(?:left|right):/, skip: new RegExp(`${LIBRARY_FRAME.source}|^goroutine \\d+ \\[|^panic\\(|^\\[signal `) }
   },
   // --- Go ------------------------------------------------------------------
   {
@@ -451,7 +494,7 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     family: "tools",
     description: "a `fatal:` line (git and others), `FATAL ERROR:` (Node's heap exhaustion), `Fatal Python error:`",
     anchors: ["fatal", "FATAL", "Fatal"],
-    pattern: /^(?:fatal|FATAL)(?: error| ERROR)?:|^Fatal (?:error|Python error)\b|JavaScript heap out of memory/
+    pattern: /^(?:fatal|FATAL)(?: error| ERROR)?:|^(?:PHP )?(?:Fatal|Parse) (?:error|Python error)\b|JavaScript heap out of memory/
   },
   // --- Gradle ------------------------------------------------------------------
   {
@@ -499,9 +542,83 @@ export const defaultRules: ReadonlyArray<SalienceRule> = [
     anchors: ["<<< FAILURE!", "<<< ERROR!", "Failed to execute goal"],
     pattern: /<<< (?:FAILURE|ERROR)!(?: -- in \S+)?$|^\[ERROR\] Failed to execute goal /
   },
+  // --- families: assertions, test summaries, processes ended from outside -----
+  {
+    id: "assertion-block",
+    family: "assertions",
+    description: "a test framework's failed expectation with the values under it: RSpec's `Failure/Error:` with `expected:`/`got:`, ExUnit's `Assertion with == failed` with `code:`/`left:`/`right:`",
+    anchors: ["Failure/Error:", "Assertion with", "Expected truthy", "match (=) failed"],
+    pattern: /^\s*Failure\/Error: \S|^\s*(?:Assertion with \S+ failed|Expected truthy, got \S|match \(=\) failed)/,
+    after: { take: 4, within: 7, seek: true, match: /^\s+(?:expected|got|code|left|right|lhs|rhs|arguments|Diff):/ }
+  },
+  {
+    id: "expected-got",
+    family: "assertions",
+    description: "a check that says what it wanted and what it got (`expected 1250, got 1240`, `got 3, want 4`, `expected: <6> but was: <7>`)",
+    anchors: ["expected", "Expected", "want"],
+    pattern: /^\s*(?:[\w./-]+(?::\d+)*: )*(?:[Ee]xpected:? [^,;]{1,80}[,;]? (?:but )?(?:got|was|found|received|actual):? \S|got:? [^,;]{1,80}[,;] want:? \S)/,
+    unless: new RegExp(`${PASSING.source}|^\\s*(?:it|test|describe|def|fn|func)\\b`)
+  },
+  {
+    id: "failure-header",
+    family: "assertions",
+    role: "reports",
+    description: "a numbered failure's header (ExUnit's `  1) test name (Module)`)",
+    anchors: [") test "],
+    pattern: /^\s+\d+\) test .+ \([\w.]+\)$/
+  },
+  {
+    id: "test-summary",
+    family: "assertions",
+    role: "reports",
+    description: "a test run's summary when something failed (`31 examples, 1 failure`, `26 tests, 1 failure`, CTest's `1 tests failed out of 120` and `The following tests FAILED:`)",
+    anchors: ["failure", "tests failed", "FAILED:"],
+    pattern: /^\s*\d+ (?:examples?|tests?|specs?|properties|doctests?)(?:, \d+ \w+)*, [1-9]\d* failures?\b|^\s*Executed \d+ tests?, with [1-9]\d* failures?\b|\btests passed, [1-9]\d* tests? failed out of \d+|^The following tests FAILED:$/,
+    after: { take: 3, within: 3, match: /^\s+\d+ - \S/ }
+  },
+  {
+    id: "test-failed-status",
+    family: "assertions",
+    role: "reports",
+    description: "a runner's line for a test that failed with its status after it (CTest's `Test #61: name ...***Failed`), with the complaint in the output under it",
+    anchors: ["***"],
+    pattern: /^\s*(?:\d+\/\d+ )?Test +#\d+: .*\*\*\*(?:Failed|Exception|Timeout)\b/,
+    after: { take: 2, within: 8, seek: true, match: COMPLAINT }
+  },
+  {
+    id: "located-error",
+    family: "diagnostics",
+    description: "a tool's diagnostic with its place (`psql:migrate.sql:16: ERROR:  duplicate key …`), with the `DETAIL:`/`HINT:` lines under it",
+    anchors: ["ERROR", "FATAL", "PANIC"],
+    pattern: /^[\w.-]+:(?:[^\s:]+:)?\d+: (?:ERROR|FATAL|PANIC):\s/,
+    after: { take: 2, within: 3, match: /^(?:DETAIL|HINT|CONTEXT|LINE \d+):\s/ }
+  },
+  {
+    id: "ci-annotation",
+    family: "ci",
+    description: "a CI runner's error annotation (`##[error]…`, `::error file=…::…`)",
+    anchors: ["##[error]", "::error"],
+    pattern: /^##\[error\]|^::error(?: [^:]*)?::/
+  },
+  {
+    id: "process-end",
+    family: "signals",
+    description: "a process ended from outside: a fatal signal named (`signal: killed`, `SIGKILL`, `SIGSEGV`) or an exit code the shell gives a signal's death (134, 137, 139), Kubernetes' `OOMKilled`",
+    anchors: ["SIG", "signal", "exit code", "exit status", "Exit Code"],
+    pattern: /\bsignal:? (?:killed|segmentation fault|aborted|SIGKILL|SIGSEGV|SIGABRT|9|11)\b|\b(?:terminated|killed|died) by (?:signal )?SIG(?:KILL|SEGV|ABRT|BUS|ILL|FPE)\b|\b(?:exit(?:ed)? (?:with )?(?:code|status)|Exit Code):?\s+(?:134|137|139)\b/,
+    unless: PASSING
+  },
+  {
+    id: "k8s-warning-event",
+    family: "kubernetes",
+    description: "a Kubernetes event of type Warning (`Warning   BackOff   pod/api-x   Back-off restarting failed container`)",
+    anchors: ["Warning"],
+    pattern: /^\s*(?:\S+\s+)?Warning\s+[A-Z]\w+\s+(?:\S+\/\S+\s+)?\S/
+  },
   // --- the rest ----------------------------------------------------------------
   {
     id: "error-line",
+    chain: "top",
     family: "tools",
     description: "a line that begins by saying error: `error: …`, `ERROR …`, `[ERROR] …`, `tool: error: …`, or a log record at level error",
     anchors: ["error", "Error", "ERROR", "FATAL", "CRITICAL"],
@@ -571,8 +688,12 @@ export const cutMiddle = (raw: string, max: number): string => {
 export interface Compiled {
   /** The anchors as latin1 views of their UTF-8 bytes, as a masker's watch list wants them. */
   readonly literals: ReadonlyArray<string>
-  /** The first rule a line is salient by, or undefined; a listing line (`grep -n`) is never salient. */
-  readonly test: (line: string) => SalienceRule | undefined
+  /**
+   * The first rule a line is salient by, or undefined; a listing line
+   * (`grep -n`) is never salient. With `after`, offsets where a learned
+   * prefix's columns end in the line, the text after each is judged too.
+   */
+  readonly test: (line: string, after?: ReadonlyArray<number>) => SalienceRule | undefined
   /** A pattern that finds the lines the given rules match, for `grepSpill`; short enough to offer in a preview. */
   readonly grepPattern: (ruleIds: ReadonlyArray<string>) => string
   /** The rules, in the order they are tried. */
@@ -598,17 +719,26 @@ export const compile = (rules: ReadonlyArray<SalienceRule> = defaultRules): Comp
 
 const compileRules = (rules: ReadonlyArray<SalienceRule>): Compiled => {
   const salient = rules.filter((r) => r.role !== "opens")
-  const literals = [...new Set([...rules.flatMap((r) => r.anchors), "@@ -", "@@@ -", "```", "~~~", "Author: ", "diff --git"])]
+  const literals = [...new Set([...rules.flatMap((r) => r.anchors), "@@ -", "@@@ -", "```", "~~~", "Author: ", "diff --git", "above exception"])]
     .map((a) => latin1(Utf8.encode(a)))
     .filter((a) => a.length >= 2)
   const first = (line: string) => salient.find((r) => r.pattern.test(line) && !(r.unless?.test(line) ?? false))
-  const test = (raw: string): SalienceRule | undefined => {
+  const test = (raw: string, after?: ReadonlyArray<number>): SalienceRule | undefined => {
     const line = raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
     if (isListing(line)) return undefined
     const rule = first(line)
     if (rule !== undefined) return rule
     const prefix = PREFIX.exec(line)
-    return prefix === null ? undefined : first(line.slice(prefix[0].length))
+    const known = prefix === null ? undefined : first(line.slice(prefix[0].length))
+    if (known !== undefined || after === undefined) return known
+    // what follows the learned columns, the message itself (after all of them) first
+    for (let k = after.length - 1; k >= 0; k--) {
+      const rest = line.slice(after[k]!)
+      if (isListing(rest)) return undefined
+      const r = first(rest)
+      if (r !== undefined) return r
+    }
+    return undefined
   }
   return {
     literals,
@@ -718,13 +848,14 @@ const walkBack = (
   spec: SalienceContext,
   before: () => { bytes: Uint8Array; fromZero: boolean },
   line: number,
-  toExplanation: boolean
+  toExplanation: boolean,
+  inner: (text: string) => string
 ) => {
   const { bytes, fromZero } = before()
   const w = newWalk(spec)
   const out: Array<{ line: number; text: string }> = []
   for (const l of linesBefore(bytes, fromZero, line)) {
-    if (step(w, l.text)) {
+    if (step(w, inner(l.text))) {
       out.push(l)
       if (toExplanation && compiled.test(l.text)?.role !== "reports" && compiled.test(l.text) !== undefined) break
     }
@@ -770,6 +901,16 @@ const quoter = () => {
   }
 }
 
+/** A line without terminal colour codes. */
+const plainText = (raw: string) => raw.includes("\x1b[") ? raw.replace(ANSI, "") : raw
+
+// Python's line between the exceptions of a chain; the one after it wraps the one before.
+const CHAIN_MARK = /^\s*(?:The above exception was the direct cause of the following exception:|During handling of the above exception, another exception occurred:)\s*$/
+// Most lines between the matches of one chain of causes.
+const CHAIN_GAP = 200
+// Lines after a failed learning during which a line whose first column has the same shape does not learn again.
+const NO_PREFIX_LINES = 64
+
 /** What a line is looked back over with: the bytes that end right before it, and whether they start the output. */
 type Before = () => { bytes: Uint8Array; fromZero: boolean }
 
@@ -788,7 +929,7 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
   const rules = new Set<string>()
   let total = 0
   // after-contexts still taking lines
-  let pending: Array<{ walk: Walk; of: number; rule: string }> = []
+  let pending: Array<{ walk: Walk; of: number; rule: string; deepest?: number }> = []
   // blocks opened by `opens` rules: the open one, and the last lines of closed ones
   let openBlock: string | undefined
   const blocks = new Map<string, Array<{ line: number; text: string }>>()
@@ -810,11 +951,71 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
     if (had === undefined || (had.role === "context" && l.role !== "context")) kept.set(l.line, l)
   }
   const lookBack = (spec: SalienceContext, before: Before, line: number, toExplanation: boolean) =>
-    walkBack(compiled, spec, before, line, toExplanation)
+    walkBack(compiled, spec, before, line, toExplanation, inner)
+
+  // The prefix learned from the lines before the last line that needed one,
+  // and where a line's first column had no prefix to learn (not learned
+  // again for lines of that shape until `NO_PREFIX_LINES` later).
+  let prefix: Prefix.Prefix | undefined
+  let noPrefix: { shape: string; until: number } | undefined
+  /** Offsets where the columns of the learned prefix end in a line (learned from the lines before it when needed). */
+  const columns = (line: number, plain: string, before: Before): ReadonlyArray<number> => {
+    if (prefix !== undefined) {
+      const at = Prefix.cuts(prefix, plain)
+      if (at.length === prefix.shapes.length) return at
+    }
+    const shape = Prefix.firstShape(plain)
+    if (shape === undefined || (noPrefix !== undefined && noPrefix.shape === shape && line <= noPrefix.until)) return []
+    const { bytes, fromZero } = before()
+    const lines: Array<string> = []
+    for (const l of linesBefore(bytes, fromZero, line)) {
+      if (!isBlank(l.text)) lines.push(plainText(l.text))
+      if (lines.length >= Prefix.WINDOW) break
+    }
+    const learned = Prefix.learn(plain, lines)
+    if (learned === undefined) {
+      // too few lines before it tell nothing yet; a full window that shares no columns does
+      if (lines.length >= Prefix.WINDOW) noPrefix = { shape, until: line + NO_PREFIX_LINES }
+      return []
+    }
+    prefix = learned
+    return Prefix.cuts(learned, plain)
+  }
+  /** A line without the learned prefix's columns, for the walks that take lines around a match. */
+  const inner = (text: string): string => {
+    if (prefix === undefined) return text
+    const plain = plainText(text)
+    const at = Prefix.cuts(prefix, plain)
+    return at.length === 0 ? text : plain.slice(at[at.length - 1]!)
+  }
+
+  // Chains of causes: the matches of the chain being written (its top first), and a
+  // Python chain's marker (`The above exception was the direct cause …`), after which
+  // the next exception wraps the one before it.
+  let chain: Array<number> = []
+  let wrapsFrom = 0
+  /** A match now reports rather than explains: a cause below it says what went wrong. */
+  const demote = (n: number) => {
+    const had = kept.get(n)
+    if (had === undefined || had.role !== "explains") return
+    kept.set(n, { ...had, role: "reports" })
+    counts.explains--
+    counts.reports++
+    order.explains = order.explains.filter((x) => x !== n)
+    order.reports.push(n)
+  }
 
   /** A line that holds a rule's literal: an opener, a salient line (with its context), or neither. */
   const visit = (line: number, text: string, before: Before) => {
-    if (quoting(line, text)) return
+    const plain = plainText(text)
+    if (CHAIN_MARK.test(plain)) {
+      wrapsFrom = line
+      return
+    }
+    // a quoted line (a diff's, a fence's) is quoted whatever its columns; a prefixed one is judged after them
+    if (quoting(line, plain)) return
+    const after = columns(line, plain, before)
+    if (after.length > 0 && quoting(line, plain.slice(after[after.length - 1]!))) return
     for (const o of openers) {
       const m = o.pattern.exec(text)
       if (m === null || m[1] === undefined) continue
@@ -825,7 +1026,7 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
       openBlock = m[1]
       return
     }
-    const rule = compiled.test(text)
+    const rule = compiled.test(plain, after)
     if (rule === undefined) return
     total++
     rules.add(rule.id)
@@ -836,6 +1037,16 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
     } else counts[role]++
     order[role].push(line)
     add({ line, ...shown(text), rule: rule.id, role })
+    if (rule.chain === "cause") {
+      // the chain it belongs to: the last one written, when it is near
+      if (chain.length > 0 && line - chain[chain.length - 1]! <= CHAIN_GAP) chain.forEach(demote)
+      chain = [line]
+    } else if (rule.chain === "top") {
+      // an exception raised while handling, or from, the one above it in a Python traceback
+      if (wrapsFrom > 0 && line - wrapsFrom <= CHAIN_GAP && role === "explains") demote(line)
+      else chain = [line]
+      wrapsFrom = 0
+    }
     const context = (l: { line: number; text: string }) =>
       add({ line: l.line, ...shown(l.text), rule: rule.id, role: "context", of: line })
     if (rule.before !== undefined) lookBack(rule.before, before, line, role === "reports").forEach(context)
@@ -851,8 +1062,16 @@ const judge = (compiled: Compiled, options: TrackerOptions) => {
 
   /** Any line, to the contexts still taking lines after a match. */
   const feedPending = (line: number, text: string) => {
+    const judged = inner(text)
     for (const p of pending) {
-      if (step(p.walk, text)) add({ line, ...shown(text), rule: p.rule, role: "context", of: p.of })
+      if (!step(p.walk, judged)) continue
+      add({ line, ...shown(text), rule: p.rule, role: "context", of: p.of })
+      if (p.walk.spec.deepest === true) {
+        // the deepest cause so far explains; the one before it was not the deepest
+        if (p.deepest !== undefined) kept.set(p.deepest, { ...kept.get(p.deepest)!, role: "context", of: p.of })
+        kept.set(line, { ...kept.get(line)!, role: "explains" })
+        p.deepest = line
+      }
     }
     pending = pending.filter((p) => !p.walk.done)
   }
@@ -1057,4 +1276,45 @@ export const ranked = (found: Found): ReadonlyArray<SalientLine> => {
   const rank = (l: SalientLine) =>
     l.role === "reports" ? 3 : l.role === "context" ? (roleOf.get(l.of ?? 0) === "reports" ? 2 : 1) : 0
   return [...found.lines].sort((a, b) => rank(a) - rank(b) || a.line - b.line)
+}
+
+/** Longest failure line a view shows, in code points: longer ones are cut in the middle. */
+export const SHOWN_CHARS = 200
+
+/** A failure line as every view shows it: its number, its text cut to `SHOWN_CHARS`, and whether it is a match (not a line taken with one). */
+export interface Shown {
+  readonly line: number
+  readonly text: string
+  readonly match: boolean
+}
+
+/** How a view counts the room its failure lines take. */
+export interface PickBudget {
+  /** Most room the lines may take, `base` included. */
+  readonly limit: number
+  /** Room spent before any line (a title, a JSON array's brackets). */
+  readonly base?: number | undefined
+  /** Room one line takes, as the view writes it. */
+  readonly cost: (row: { readonly line: number; readonly text: string }) => number
+  /** Room between two lines (a JSON comma). */
+  readonly separator?: number | undefined
+}
+
+/**
+ * The one failure-line picker every view asks (the preview, a job's status,
+ * a kept result's first page, the web view): the explaining lines first,
+ * then the lines taken with them, then what reports point back to, then
+ * the reports (`ranked`), each taken when it still fits; shown in line order.
+ */
+export const pick = (lines: ReadonlyArray<SalientLine>, budget: PickBudget): ReadonlyArray<Shown> => {
+  const picked: Array<Shown> = []
+  let used = budget.base ?? 0
+  for (const l of ranked({ lines, total: 0, rules: [] })) {
+    const row = { line: l.line, text: cutMiddle(l.text, SHOWN_CHARS) }
+    const cost = budget.cost(row) + (picked.length > 0 ? budget.separator ?? 0 : 0)
+    if (used + cost > budget.limit) continue
+    used += cost
+    picked.push({ ...row, match: l.role !== "context" })
+  }
+  return picked.sort((a, b) => a.line - b.line)
 }
