@@ -10,7 +10,7 @@ import { Access, Errors, SpillPolicy } from "@spillway/core"
 import { NodeBodies } from "@spillway/node"
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import { OutputTag, type Output } from "./Output.js"
-import { maskPrinted } from "./Printed.js"
+import { causeText, errorText, maskPrinted } from "./Printed.js"
 import { signalCommand } from "./RunCommand.js"
 
 /**
@@ -101,8 +101,10 @@ export interface Reporting {
 
 /** Reports a failure: one JSON object on stdout with `--json`, one masked line on stderr otherwise; sets the exit status. */
 export const report = (failure: Described, reporting: Reporting): void => {
-  if (reporting.json) process.stdout.write(maskPrinted(JSON.stringify({ error: { tag: failure.tag, message: failure.message } }) + "\n"))
-  else process.stderr.write(maskPrinted(`${reporting.prefix}: ${failure.message}\n`))
+  // the words through the one error-to-text path every wire uses: bounded and masked
+  const message = errorText(failure)
+  if (reporting.json) process.stdout.write(maskPrinted(JSON.stringify({ error: { tag: failure.tag, message } }) + "\n"))
+  else process.stderr.write(maskPrinted(`${reporting.prefix}: ${message}\n`))
   process.exitCode = failure.status
 }
 
@@ -142,6 +144,6 @@ export const start = (
       process.exitCode = 130
       return
     }
-    report({ tag: "InternalError", message: `internal error: ${oneLine(Cause.pretty(exit.cause))}`, status: 70 }, reporting)
+    report({ tag: "InternalError", message: `internal error: ${oneLine(causeText(exit.cause))}`, status: 70 }, reporting)
   })
 }

@@ -224,7 +224,8 @@ export const specs: ReadonlyArray<Spec> = [
     ],
     description: "Runs commands that controllers on other machines ask for, keeps their output in DIR, and answers " +
       "their reads, over stdin and stdout (for ssh somehost spillway host --stdio), a TCP port or a WebSocket port. " +
-      "A controller proves itself with a credential from FILE, a JSON object {\"credentials\":{\"NAME\":\"SECRET\"}}. " +
+      "A controller proves itself with a credential from FILE, a JSON object {\"credentials\":{\"SECRET\":\"SCOPE\"}}; " +
+      "a credential shorter than 16 characters stops the host from starting (make one with openssl rand -hex 16). " +
       "A listening host says host listening on ADDR:PORT on stderr once the port is bound.",
     positionals: [],
     flags: [
@@ -239,7 +240,8 @@ export const specs: ReadonlyArray<Spec> = [
       { name: "max-connections", value: { _tag: "text" }, placeholder: "N", description: "most connections at once" },
       { name: "handshake-timeout", value: { _tag: "text" }, placeholder: "SECONDS", description: "time a connection has to prove itself" },
       { name: "idle-timeout", value: { _tag: "text" }, placeholder: "SECONDS", description: "time an idle connection is kept" },
-      { name: "lease-ttl", value: { _tag: "text" }, placeholder: "SECONDS", description: "how long a controller's lease on a job lasts without renewal" }
+      { name: "lease-ttl", value: { _tag: "text" }, placeholder: "SECONDS", description: "how long a controller's lease on a job lasts without renewal" },
+      { name: "max-waits", value: { _tag: "text" }, placeholder: "N", description: "most waits one scope may have running at once (64)" }
     ],
     environment: [owner],
     exits: [["0", "the controller disconnected (--stdio) or a signal stopped the host"], ["1", "the host failed"], usageError],

@@ -4,15 +4,18 @@
  * full command for anything else (other flags, a refused name or file, a
  * body that is not the caller's or has expired, manifests kept elsewhere
  * than the directory's SQLite file, an offset past the end), so errors are
- * reported in one place. It asks the same question the body store's access
- * check does (the owner, and expiry) before it reads a byte. The bin skips
+ * reported in one place. It finds the body's manifest with the store's own
+ * statement and asks the access check's own rules (`Permission`: the owner,
+ * the channel, expiry) before it reads a byte. The bin skips
  * it when `SPILLWAY_QUICK=0`.
  *
  * @since 0.1.0
  */
 import type * as LineIndex from "@spillway/core/LineIndex"
 import { checkFilename } from "@spillway/core/SpillName"
+import * as Permission from "@spillway/core/Permission"
 import { directoryFrom, OPEN_FLAGS, refusal } from "@spillway/node/FileChecks"
+import * as ManifestRows from "@spillway/node/ManifestRows"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -151,6 +154,11 @@ const driver = (): Driver | undefined => {
 /**
  * The line index of a complete body the caller may read now, from the
  * directory's manifests; undefined whenever the full command should decide.
+ * The row is found with the store's own statement and read with its own
+ * reader (`ManifestRows`), and the caller is checked with the access
+ * check's own rules (`Permission`): the caller the command acts for (see
+ * `Program.cliCaller`), its owner, its channel when pinned, and expiry.
+ * Only the host's authorizer is left out: the command has none of its own.
  */
 const allowedIndex = (directory: string, name: string, size: number, env: Record<string, string | undefined>): LineIndex.LineIndex | undefined => {
   if (env.SPILLWAY_MANIFESTS_URL !== undefined && env.SPILLWAY_MANIFESTS_URL !== "") return undefined
@@ -159,31 +167,19 @@ const allowedIndex = (directory: string, name: string, size: number, env: Record
   const sqlite = driver()
   if (sqlite === undefined) return undefined
   const db = new sqlite.Sqlite(file, { readonly: true, fileMustExist: true, nativeBinding: sqlite.addon })
-  let row: {
-    owner?: unknown
-    channel?: unknown
-    channel_bound?: unknown
-    expires_at?: unknown
-    bytes?: unknown
-    lines?: unknown
-    state?: unknown
-    line_index?: unknown
-  } | undefined
+  let row: Record<string, unknown> | undefined
   try {
-    row = db.prepare("SELECT owner, channel, channel_bound, expires_at, bytes, lines, state, line_index FROM spillway_bodies WHERE id = ?").get(name) as typeof row
+    row = db.prepare(ManifestRows.SELECT_BY_ID).get(name) as typeof row
   } finally {
     db.close()
   }
+  const facts = ManifestRows.readFacts(row)
+  if (facts === undefined || !facts.complete || facts.bytes !== size) return undefined
   const owner = env.SPILLWAY_OWNER !== undefined && env.SPILLWAY_OWNER !== "" ? env.SPILLWAY_OWNER : Os.userInfo().username
-  if (row === undefined || row.owner !== owner || row.state !== "complete" || row.bytes !== size) return undefined
-  // the command reads its owner's output of every channel, unless SPILLWAY_CHANNEL pins it to one (as Access does)
   const channel = env.SPILLWAY_CHANNEL !== undefined && env.SPILLWAY_CHANNEL !== "" ? env.SPILLWAY_CHANNEL : undefined
-  if (channel !== undefined && row.channel_bound !== 0 && row.channel !== channel) return undefined
-  if (row.expires_at !== null && (typeof row.expires_at !== "number" || row.expires_at <= Date.now())) return undefined
-  if (typeof row.lines !== "number" || typeof row.line_index !== "string") return undefined
-  const index = JSON.parse(row.line_index) as { every?: unknown; starts?: unknown }
-  if (typeof index.every !== "number" || !Array.isArray(index.starts) || !index.starts.every((n) => typeof n === "number")) return undefined
-  return { bytes: size, lines: row.lines, every: index.every, checkpoints: index.starts as Array<number> }
+  const caller: Permission.Caller = channel !== undefined ? { owner, channel } : { owner, channel: "cli", readsEveryChannel: true }
+  if (!Permission.mayAct(caller, facts.resource, "read") || Permission.expired(facts.resource, Date.now())) return undefined
+  return facts.lineIndex
 }
 
 const serve = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {

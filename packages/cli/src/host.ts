@@ -12,7 +12,7 @@ import { Host } from "@spillway/remote"
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import * as Help from "./Help.js"
 import * as Parse from "./Parse.js"
-import { maskPrinted } from "./Printed.js"
+import { causeText, maskPrinted } from "./Printed.js"
 import * as Usage from "./Usage.js"
 
 const usage = Help.page(Usage.spec("host")!)
@@ -24,7 +24,8 @@ const numeric = {
   "--max-connections": { key: "maxConnections", scale: 1 },
   "--handshake-timeout": { key: "handshakeMillis", scale: 1000 },
   "--idle-timeout": { key: "idleMillis", scale: 1000 },
-  "--lease-ttl": { key: "leaseTtlMillis", scale: 1000 }
+  "--lease-ttl": { key: "leaseTtlMillis", scale: 1000 },
+  "--max-waits": { key: "maxWaitsPerScope", scale: 1 }
 } as const
 
 interface Parsed {
@@ -108,7 +109,10 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, stop)
   return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
     if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
-    process.stderr.write(maskPrinted(`spillway host: the host stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
+    // a host configured unsafely (a short credential or cursor key) never starts, and says so
+    const failure = Cause.failureOption(exit.cause)
+    const start = failure._tag === "Some" && (failure.value as { readonly _tag?: unknown })._tag === "HostStartError"
+    process.stderr.write(maskPrinted(`spillway host: ${start ? "cannot start: " : "the host stopped: "}${causeText(exit.cause)}\n`))
     return 1
   })
 }

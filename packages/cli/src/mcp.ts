@@ -6,10 +6,10 @@
  * @since 0.1.0
  */
 import { NodeMcp } from "@spillway/node"
-import { Cause, Effect, Exit, Fiber } from "effect"
+import { Cause, Effect, Exit, Fiber, Option } from "effect"
 import * as Help from "./Help.js"
 import * as Parse from "./Parse.js"
-import { maskPrinted } from "./Printed.js"
+import { causeText, maskPrinted } from "./Printed.js"
 import * as Usage from "./Usage.js"
 
 /** The server's options, the help, or the usage error. */
@@ -46,7 +46,10 @@ export const main = (args: ReadonlyArray<string>): Promise<number> => {
   }
   return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
     if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return 0
-    process.stderr.write(maskPrinted(`spillway mcp: the MCP server stopped: ${Cause.pretty(exit.cause).split("\n")[0]}\n`))
+    // a server that could not start says so in its own words; one that stopped later says it stopped
+    const said = causeText(exit.cause)
+    const notStarted = Option.exists(Cause.failureOption(exit.cause), (e) => e instanceof NodeMcp.ServerNotStarted)
+    process.stderr.write(maskPrinted(`spillway mcp: ${notStarted ? said : `the MCP server stopped: ${said}`}\n`))
     return 1
   })
 }

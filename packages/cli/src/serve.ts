@@ -30,8 +30,11 @@ const readToken = (file: string) =>
     try: () => Fs.readFileSync(file, "utf8").trim(),
     catch: () => new Exit2({ message: `cannot read the token file ${file}` })
   }).pipe(Effect.filterOrFail(
-    (t) => /^[A-Za-z0-9._~+/=-]{16,}$/.test(t),
-    () => new Exit2({ message: `the token in ${file} must be 16 or more letters, digits or . _ ~ + / = -` })
+    (t) => t.length >= NodeWeb.MIN_TOKEN_CHARS && /^[A-Za-z0-9._~+/=-]+$/.test(t),
+    () =>
+      new Exit2({
+        message: `the token in ${file} must be ${NodeWeb.MIN_TOKEN_CHARS} or more letters, digits or . _ ~ + / = - (make a random one with \`openssl rand -hex 16\`)`
+      })
   ))
 
 /** Why serving failed, in words: the system's code (EADDRINUSE), or the error's message or kind. */
@@ -69,7 +72,11 @@ export const serve = (options: ServeCommand.ServeOptions) =>
           command: { read: cliHint, grep: cliGrepHint },
           run_command: { read: Handlers.hint, grep: Handlers.grepHint }
         }
-      }).pipe(Effect.mapError((e) => new Exit2({ message: `cannot serve on ${options.bind} port ${options.port}: ${reason(e)}` })))
+      }).pipe(Effect.mapError((e) =>
+        e instanceof NodeWeb.WeakToken
+          ? new Exit2({ message: `${e.message}; nothing was served` })
+          : new Exit2({ message: `cannot serve on ${options.bind} port ${options.port}: ${reason(e)}` })
+      ))
       // the address carries the token this command made for whoever started it: printed whole, not masked
       yield* out.stdoutOwn(`${started.url}\n`)
       yield* out.stderr("spillway: serving a read-only view of kept output; Ctrl-C stops it\n")

@@ -540,7 +540,7 @@ describe("bad input", () => {
 describe("spillway host --stdio", () => {
   it("ends on SIGTERM while its controller still holds stdin open", async () => {
     const dir = tempDir()
-    Fs.writeFileSync(Path.join(dir, "credentials.json"), JSON.stringify({ credentials: { ci: "a-long-enough-credential" } }))
+    Fs.writeFileSync(Path.join(dir, "credentials.json"), JSON.stringify({ credentials: { "a-long-enough-credential": "ci" } }))
     const child = spawn(process.execPath, [bin, "host", "--stdio", "--dir", Path.join(dir, "host"), "--credentials", Path.join(dir, "credentials.json")], {
       stdio: ["pipe", "pipe", "pipe"]
     })

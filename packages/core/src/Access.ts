@@ -9,20 +9,11 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import { AccessDenied, Expired, type Resource as ResourceKind } from "./Errors.js"
+import { AccessDenied, Expired } from "./Errors.js"
+import * as Permission from "./Permission.js"
 
-/** Who acts: the principal, and the channel (conversation, session) it acts from. */
-export interface Caller {
-  readonly owner: string
-  readonly channel: string
-  /**
-   * True for a caller that acts for the owner as a whole (a person at their
-   * own terminal): it may read and list the owner's resources of every
-   * channel; acting on one bound to a channel (a job's stdin, a signal)
-   * still needs that channel.
-   */
-  readonly readsEveryChannel?: boolean | undefined
-}
+/** Who acts: the principal, and the channel (conversation, session) it acts from (`Permission.Caller`). */
+export type Caller = Permission.Caller
 
 /**
  * The caller a request is made for, as a service: views that take no
@@ -34,23 +25,11 @@ export class CurrentCaller extends Context.Tag("@spillway/core/CurrentCaller")<C
 /** A fixed caller, for a program that acts for one principal. */
 export const layerCaller = (caller: Caller): Layer.Layer<CurrentCaller> => Layer.succeed(CurrentCaller, caller)
 
-/** What a caller may ask to do. */
-export type Action = "read" | "list" | "poll" | "wait" | "stdin" | "signal" | "cancel" | "delete"
+/** What a caller may ask to do (`Permission.Action`). */
+export type Action = Permission.Action
 
-/** What the check and the authorizer see of a resource. */
-export interface Resource {
-  readonly kind: ResourceKind
-  /** Its name, pid or id, as the caller would name it. */
-  readonly id: string
-  readonly owner: string
-  readonly channel: string
-  /** True when only the channel it came from may reach it (jobs, agents); otherwise any channel of the owner. */
-  readonly channelBound: boolean
-  /** The tool that made it, when there is one. */
-  readonly tool?: string | undefined
-  /** Epoch milliseconds after which it is gone, or null when it does not expire. */
-  readonly expiresAt?: number | null | undefined
-}
+/** What the check and the authorizer see of a resource (`Permission.Resource`). */
+export type Resource = Permission.Resource
 
 /** The host's say in every check, after the owner (and channel) match. */
 export interface Service {
@@ -68,16 +47,11 @@ export const fromFunction = (
   allow: (caller: Caller, resource: Resource, action: Action) => boolean
 ): Layer.Layer<Authorizer> => Layer.succeed(Authorizer, { allow: (c, r, a) => Effect.sync(() => allow(c, r, a)) })
 
-/** True when the caller owns the resource (and, for one bound to its channel, acts from that channel). */
-export const owns = (caller: Caller, resource: Resource): boolean =>
-  caller.owner === resource.owner && (!resource.channelBound || caller.channel === resource.channel)
+/** True when the caller owns the resource (and, for one bound to its channel, acts from that channel): `Permission.owns`. */
+export const owns = Permission.owns
 
-/** True for what a caller that reads every channel of its owner may do outside its own. */
-const isReading = (action: Action): boolean => action === "read" || action === "list"
-
-/** True when the caller may take `action` on the resource by ownership: `owns`, or an owner's read of any channel for a caller that reads every channel. */
-export const mayAct = (caller: Caller, resource: Resource, action: Action): boolean =>
-  owns(caller, resource) || (caller.readsEveryChannel === true && caller.owner === resource.owner && isReading(action))
+/** True when the caller may take `action` on the resource by ownership: `Permission.mayAct`. */
+export const mayAct = Permission.mayAct
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -96,8 +70,7 @@ export const check = (
     if (!mayAct(caller, resource, action) || !(yield* authorizer.allow(caller, resource, action))) {
       return yield* new AccessDenied({ resource: resource.kind, id: resource.id, action })
     }
-    const expiresAt = resource.expiresAt
-    if (expiresAt !== undefined && expiresAt !== null && (yield* Clock.currentTimeMillis) >= expiresAt) {
-      return yield* new Expired({ resource: resource.kind, id: resource.id, expiresAt: iso(expiresAt) })
+    if (Permission.expired(resource, yield* Clock.currentTimeMillis)) {
+      return yield* new Expired({ resource: resource.kind, id: resource.id, expiresAt: iso(resource.expiresAt!) })
     }
   })

@@ -23,6 +23,7 @@ import type * as LineIndex from "./LineIndex.js"
 import { type Filter, type Manifest, Manifests, type Origin } from "./Manifests.js"
 import { Retention } from "./Retention.js"
 import { Secrets, type Watch } from "./Secrets.js"
+import * as Permission from "./Permission.js"
 import { makeFilename } from "./SpillName.js"
 
 export type { Cut, Patch, Progress, Writer } from "./internal/body/writer.js"
@@ -149,20 +150,11 @@ export interface Service {
 /** The body service. */
 export class Bodies extends Context.Tag("@spillway/core/Bodies")<Bodies, Service>() {}
 
-/** Which kind of resource a body is, for errors and the authorizer. */
-export const kindOf = (manifest: Manifest): ResourceKind =>
-  manifest.profile === "spool" ? "job" : manifest.profile === "agent" ? "agent" : manifest.profile === "scratch" ? "scratch" : "output"
+/** What kind of resource a body is, by its profile (`Permission.kindOf`). */
+export const kindOf: (manifest: Manifest) => ResourceKind = Permission.kindOf
 
-/** A body as `Access` sees it, named by its id. */
-export const resourceOf = (manifest: Manifest): Access.Resource => ({
-  kind: kindOf(manifest),
-  id: manifest.id,
-  owner: manifest.owner,
-  channel: manifest.channel,
-  channelBound: manifest.channelBound,
-  tool: manifest.tool,
-  expiresAt: manifest.expiresAt
-})
+/** A body as `Access` sees it, named by its id (`Permission.resourceOf`). */
+export const resourceOf: (manifest: Manifest) => Access.Resource = Permission.resourceOf
 
 const lineIndexOf = (m: Manifest, size: number): LineIndex.LineIndex => ({
   bytes: Math.min(size, m.bytes),

@@ -56,6 +56,12 @@ export interface ExitStatus {
 /** A child that is running (or has run). */
 export interface Running {
   readonly pid: number
+  /**
+   * What tells this process from a later one given its pid (see the
+   * runner's `stopLeftover`), when the runner can tell; a job's record
+   * keeps it.
+   */
+  readonly startMark?: string | undefined
   /** Sends a signal to the child's process group; a group that is gone already is not an error. */
   readonly signal: (name: string) => Effect.Effect<void>
   /** Writes to stdin; false when stdin is not an open pipe (never asked for, or closed). */
@@ -80,20 +86,37 @@ export class SpawnFailed extends Schema.TaggedError<SpawnFailed>()("SpawnFailed"
   }
 }
 
+/**
+ * The pipe a chunk of output came from: 1 for stdout (which carries stderr
+ * too with `mergeStderr`), 2 for stderr. A consumer that masks output masks
+ * each on its own, so a write to one cannot cut a secret in the other.
+ */
+export type Source = 1 | 2
+
 /** The runner. */
 export interface Service {
   /**
    * Starts a child and hands its output to `onOutput` in arrival order, one
    * call at a time (a slow consumer holds the child back, it never loses
-   * output). A chunk is the runner's: it may read into the same memory again
-   * once the effect `onOutput` returned has completed, so a consumer copies
-   * what it keeps. Closing the scope stops the child if it still runs.
+   * output), with the pipe each chunk came from. A chunk is the runner's:
+   * it may read into the same memory again once the effect `onOutput`
+   * returned has completed, so a consumer copies what it keeps. Closing the
+   * scope stops the child if it still runs.
    */
   readonly start: <R>(
     spec: Spec,
-    onOutput: (chunk: Uint8Array) => Effect.Effect<void, never, R>,
+    onOutput: (chunk: Uint8Array, source: Source) => Effect.Effect<void, never, R>,
     timing?: Timing
   ) => Effect.Effect<Running, SpawnFailed, Scope.Scope | R>
+  /**
+   * Stops what a child left running when its host ended without stopping
+   * it: the process group of `pid`, only while its leader is still the
+   * process `startMark` names (never a later process that got the pid),
+   * SIGTERM and then SIGKILL after `graceMillis`. The signal that stopped
+   * it, or undefined when nothing of it was left. Runners that cannot tell
+   * processes apart leave it out.
+   */
+  readonly stopLeftover?: ((pid: number, startMark: string, graceMillis: number) => Effect.Effect<string | undefined>) | undefined
 }
 
 /** The child runner. */
@@ -172,7 +195,7 @@ export const mergedArgv = (spec: Spec): readonly [string, ...Array<string>] => {
 /** Runs a child to its end (stopping it if interrupted) and returns how it ended. */
 export const run = <R>(
   spec: Spec,
-  onOutput: (chunk: Uint8Array) => Effect.Effect<void, never, R>,
+  onOutput: (chunk: Uint8Array, source: Source) => Effect.Effect<void, never, R>,
   timing?: Timing
 ): Effect.Effect<ExitStatus, SpawnFailed, ChildRunner | R> =>
   Effect.scoped(Effect.flatMap(ChildRunner, (runner) => Effect.flatMap(runner.start(spec, onOutput, timing), (r) => r.exit)))
@@ -224,9 +247,9 @@ export const layerExecutor: Layer.Layer<ChildRunner, never, CommandExecutor.Comm
         // runs before the executor's own release, which sends SIGTERM and waits with no SIGKILL after it
         yield* Effect.addFinalizer(() => Effect.flatMap(process.isRunning, (running) => (running ? stop : Effect.void)).pipe(Effect.ignore))
         const lock = yield* Effect.makeSemaphore(1)
-        const take = (chunk: Uint8Array) => lock.withPermits(1)(onOutput(chunk))
+        const take = (source: Source) => (chunk: Uint8Array) => lock.withPermits(1)(onOutput(chunk, source))
         // forked into the child's scope, not the caller's fiber: the drain lives as long as the child, whichever run started it
-        const drain = yield* Effect.all([Stream.runForEach(process.stdout, take), Stream.runForEach(process.stderr, take)], {
+        const drain = yield* Effect.all([Stream.runForEach(process.stdout, take(1)), Stream.runForEach(process.stderr, take(2))], {
           concurrency: 2,
           discard: true
         }).pipe(Effect.ignore, Effect.forkIn(scope))

@@ -134,12 +134,33 @@ export interface BlockScan {
   readonly lines: number
 }
 
+/** How one highlighting of lines runs. */
+export interface HighlightOptions {
+  /** Most spans marked in one line. */
+  readonly limit: number
+  /** Each line is highlighted on its first this many characters. */
+  readonly maxLineChars: number
+  /** Time the highlighting may take; past it, it ends with the lines done so far. */
+  readonly timeoutMillis: number
+}
+
+/** Where a pattern matches in each of some lines, for as many lines as the deadline allowed. */
+export interface Highlighted {
+  /** One entry per line, from the first: `[start, end)` spans in UTF-16 offsets. */
+  readonly spans: ReadonlyArray<ReadonlyArray<readonly [number, number]>>
+  /** False when the deadline came first: then `spans` holds the first lines only. */
+  readonly complete: boolean
+}
+
 /**
  * Where pattern scans run. A scan gets a block of whole lines (separated by
- * `\n`; a final `\n` ends the last line) and must end by its deadline.
+ * `\n`; a final `\n` ends the last line) and must end by its deadline; so
+ * must a highlighting of lines.
  */
 export class PatternEngine extends Context.Tag("@spillway/core/Grep/PatternEngine")<PatternEngine, {
   readonly scan: (matcher: Matcher, text: string, options: ScanOptions) => Effect.Effect<BlockScan>
+  /** Where the pattern matches inside each line, for highlighting lines a search or a page shows. */
+  readonly highlight: (matcher: Matcher, lines: ReadonlyArray<string>, options: HighlightOptions) => Effect.Effect<Highlighted>
   /** Says that scans of this pattern follow, so the engine may get ready for them meanwhile. */
   readonly prepare: (matcher: Matcher) => Effect.Effect<void>
 }>() {}
@@ -172,10 +193,28 @@ export const spans = (matcher: Matcher, line: string, limit = 64): ReadonlyArray
  * Scans on the calling thread, in slices of whole lines of about 64 KiB,
  * checking the deadline and yielding to other fibers between slices. A
  * slice is not interrupted once started: RE2 bounds it by its length times
- * the pattern's size.
+ * the pattern's size. Highlighting runs the same way, a line at a time.
  */
 export const inline: PatternEngine["Type"] = {
   prepare: () => Effect.void,
+  highlight: (matcher, lines, options) =>
+    Effect.gen(function*() {
+      const deadline = Date.now() + Math.max(0, options.timeoutMillis)
+      const c = compiled(matcher)
+      const out: Array<ReadonlyArray<readonly [number, number]>> = []
+      let since = 0
+      for (const line of lines) {
+        if (Date.now() >= deadline) return { spans: out, complete: false }
+        const part = line.length > options.maxLineChars ? line.slice(0, options.maxLineChars) : line
+        out.push(Scan.spans(c, part, options.limit))
+        since += part.length
+        if (since >= SLICE) {
+          since = 0
+          yield* Effect.yieldNow()
+        }
+      }
+      return { spans: out, complete: true }
+    }),
   scan: (matcher, text, options) =>
     Effect.gen(function*() {
       const deadline = Date.now() + Math.max(0, options.timeoutMillis)

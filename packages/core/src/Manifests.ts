@@ -61,7 +61,9 @@ export const JobOrigin = Schema.TaggedStruct("Job", {
   /** Epoch ms of the observed exit; null while running or when the exit was never seen. */
   exitedAt: Schema.NullOr(Schema.Number),
   exitCode: Schema.NullOr(Schema.Number),
-  signal: Schema.NullOr(Schema.String)
+  signal: Schema.NullOr(Schema.String),
+  /** What tells the job's process from a later one with its pid (`Child.Running.startMark`), when the runner could tell. */
+  startMark: Schema.optionalWith(Schema.String, { exact: true })
 })
 
 /** The newest output of a job whose output passed its head's limit: the window kept past the dropped middle. */

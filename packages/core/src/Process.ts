@@ -264,7 +264,7 @@ export const make = (options: Options = {}): Effect.Effect<
     }
 
     // Jobs recorded by an earlier manager come back read-only, as their spools are on disk.
-    yield* Control.restore(ctx)
+    yield* Control.restore(ctx, runner)
     const find = (caller: Caller, pid: number, action: Access.Action) => Control.find(ctx, caller, pid, action)
 
     const start: Manager["start"] = (caller, request) =>

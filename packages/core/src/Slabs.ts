@@ -52,6 +52,42 @@ export interface PoolOptions {
   readonly recycle?: (bytes: Uint8Array) => void
 }
 
+/**
+ * Buffers kept from one user to the next, process-wide: a buffer first
+ * touched costs page faults and the collections its memory brings on,
+ * which for short-lived writers and windows was most of what their memory
+ * cost. What is kept is not cleared; a user reads only bytes it wrote.
+ */
+export interface Spares {
+  /** A kept buffer of `min` to `max` bytes (the smallest such), or a new one of `min` bytes. */
+  readonly take: (min: number, max?: number) => Uint8Array
+  /** Keeps a buffer for a later `take`, unless as many as the limit are kept already. */
+  readonly keep: (bytes: Uint8Array) => void
+  /** Lets go of every kept buffer. */
+  readonly clear: () => void
+}
+
+/** Spare buffers, at most `max` of them kept. */
+export const spares = (max: number): Spares => {
+  const kept: Array<Uint8Array> = []
+  return {
+    take: (min, most = min) => {
+      let best = -1
+      for (let i = 0; i < kept.length; i++) {
+        const n = kept[i]!.length
+        if (n >= min && n <= most && (best === -1 || n < kept[best]!.length)) best = i
+      }
+      return best === -1 ? new Uint8Array(min) : kept.splice(best, 1)[0]!
+    },
+    keep: (bytes) => {
+      if (kept.length < max) kept.push(bytes)
+    },
+    clear: () => {
+      kept.length = 0
+    }
+  }
+}
+
 /** A pool of slabs. */
 export const pool = (options: PoolOptions): Pool => {
   const allocate = options.allocate ?? ((size: number) => new Uint8Array(size))

@@ -46,8 +46,13 @@ export interface KeptOutput {
 
 /** Output fed in chunks (a running command's), kept like `keepOutput` without holding it in memory. */
 export interface OutputCapture {
-  /** Adds raw output bytes; secrets are masked before anything is kept. */
-  readonly write: (chunk: Uint8Array) => Effect.Effect<void>
+  /**
+   * Adds raw output bytes of one of the output's streams (a child's stdout
+   * and stderr, 1 and 2; 0 by default); secrets are masked before anything
+   * is kept, each stream on its own, so what one writes cannot cut a secret
+   * in the other.
+   */
+  readonly write: (chunk: Uint8Array, stream?: number) => Effect.Effect<void>
   /** Ends the output and returns what the model gets. */
   readonly finish: (exitCode: number) => Effect.Effect<KeptOutput>
 }
@@ -127,8 +132,10 @@ export interface GrepResult {
   readonly totalLines: number
   /** Lines looked at only on their first `maxLineChars` characters. */
   readonly clippedLines: number
-  /** Present when the search stopped at its deadline: the first line not searched. */
+  /** Present when the search stopped early: the first line not searched. */
   readonly stoppedAtLine?: number
+  /** With `stoppedAtLine`: what stopped it, its deadline or its `maxScanBytes`. */
+  readonly stoppedBy?: "deadline" | "bytes"
 }
 
 /** Search options. */
@@ -138,6 +145,10 @@ export interface GrepOptions {
   readonly ignoreCase?: boolean | undefined
   /** The first line searched (1-indexed); 1 by default. A search goes on from the line after its last match. */
   readonly fromLine?: number | undefined
+  /** Time this search may take, within the profile's `grepDeadlineMs`. */
+  readonly deadlineMs?: number | undefined
+  /** Bytes this search reads before it stops (at the next block of about 1 MiB) and says where; no limit by default. */
+  readonly maxScanBytes?: number | undefined
 }
 
 /** The read capability: paging and searching saved output, for the caller in context. */
@@ -340,7 +351,8 @@ export const makeRead = (options: Options = {}) =>
             maxResults,
             maxLineChars: o.maxLineChars,
             maxMatchChars: o.maxMatchChars,
-            deadlineMs: o.grepDeadlineMs
+            deadlineMs: grep.deadlineMs !== undefined && grep.deadlineMs >= 0 ? Math.min(grep.deadlineMs, o.grepDeadlineMs) : o.grepDeadlineMs,
+            maxBytes: grep.maxScanBytes !== undefined && grep.maxScanBytes >= 1 ? grep.maxScanBytes : undefined
           })
           return Read.grepResult(filename, pattern, scan, index)
         }))

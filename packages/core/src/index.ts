@@ -9,6 +9,8 @@
 export * as Child from "./Child.js"
 /** Who may do what to kept output: the caller, the authorizer and the one check. */
 export * as Access from "./Access.js"
+/** The pure part of the access check: ownership and expiry, with no Effect. */
+export * as Permission from "./Permission.js"
 /** Kept output, one way for every profile: masked bodies with one manifest, read through one access check. */
 export * as Body from "./Body.js"
 /** Where the bytes of bodies live, by name. */
@@ -57,6 +59,8 @@ export * as Terminal from "./Terminal.js"
 export * as ToolOutput from "./ToolOutput.js"
 /** Masking of credentials and registered secret values. */
 export * as Secrets from "./Secrets.js"
+/** Failures as words for a wire: bounded, paths hidden, masked. */
+export * as ErrorText from "./ErrorText.js"
 /** The masking engine without Effect, for a worker thread. */
 export * as MaskEngine from "./MaskEngine.js"
 /** The spill profile: keepOutput, readSpill, grepSpill and their capabilities. */

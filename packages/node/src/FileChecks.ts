@@ -2,7 +2,8 @@
  * The checks every saved body passes before it is read, shared by the body
  * store and by small programs that read a body without loading the rest of
  * Spillway (`spillway read`'s quick path): the open flags, what an opened
- * file must be, and where the spill directory is.
+ * file must be, where the spill directory is, and how a file system error
+ * is worded.
  *
  * @since 0.1.0
  */
@@ -42,3 +43,18 @@ export const directoryFrom = (env: Record<string, string | undefined>): string =
   env.SPILLWAY_OUTPUT_DIR !== undefined && env.SPILLWAY_OUTPUT_DIR !== ""
     ? env.SPILLWAY_OUTPUT_DIR
     : `${Os.homedir()}/.spillway/tool-output`
+
+/** Codes of a file system with no room left for more (or a user past their disk quota). */
+const FULL = new Set(["ENOSPC", "EDQUOT"])
+
+/** A file system error as a reason: its code and words, led by "the disk is full" when that is why. */
+export const reasonOf = (e: unknown): string => {
+  const err = e as { code?: string; message?: string }
+  if (typeof err?.code === "string") {
+    // Node's message repeats the code before its own words
+    const text = err.message ? err.message.replace(/, \w+ '.*'$/, "").replace(new RegExp(`^${err.code}: `), "") : ""
+    const said = `${err.code}${text !== "" ? `: ${text}` : ""}`
+    return FULL.has(err.code) ? `the disk is full (${said}); free some space on it` : said
+  }
+  return err?.message ?? String(e)
+}

@@ -46,22 +46,54 @@ export const callerFromEnv = (fallback: string): Access.Caller => ({
   channel: process.env.SPILLWAY_CHANNEL !== undefined && process.env.SPILLWAY_CHANNEL !== "" ? process.env.SPILLWAY_CHANNEL : fallback
 })
 
-/** The body store and its quota, with the masker and the authorizer left to the host. */
+/**
+ * Layers already made, by what they are made of: asked again for the same
+ * directory, manifests and limits, `layerWithout` and `layer` give the same
+ * layer, and Effect builds a layer once in a program's layer graph however
+ * many layers use it. So every profile a program combines over one
+ * directory (`NodeSpill`, `NodeEvidence`, `NodeProcess`, ...) writes
+ * through one store with one quota, and never counts the directory twice.
+ */
+const made = new Map<string, Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed, any>>()
+
+/** What tells one store from another: the directory, where its manifests are, and its limits. */
+const keyOf = (options: Options, extra: unknown = null) =>
+  JSON.stringify([directoryOf(options), manifestsOf(options), options.pools ?? null, extra])
+
+const memoized = <R>(key: string, make: () => Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed, R>) => {
+  let layer = made.get(key) as Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed, R> | undefined
+  if (layer === undefined) {
+    layer = make()
+    made.set(key, layer)
+  }
+  return layer
+}
+
+/**
+ * The body store and its quota, with the masker and the authorizer left to
+ * the host: one store per directory in a program's layer graph (the same
+ * layer for the same directory, manifests and limits), and a store of its
+ * own for each directory.
+ */
 export const layerWithout = (
   options: Options = {}
 ): Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed, Secrets.Secrets | Access.Authorizer> =>
-  Body.layer.pipe(
-    Layer.provideMerge(Retention.layer(options.pools)),
-    Layer.provide(NodeBodyFiles.layer({ directory: directoryOf(options) })),
-    Layer.provide(SqlManifests.layerFor(manifestsOf(options)))
-  )
+  memoized(keyOf(options), () =>
+    // fresh: `Body.layer` is one value, which Effect would otherwise build once for every directory of a graph
+    Layer.fresh(Body.layer).pipe(
+      Layer.provideMerge(Retention.layer(options.pools)),
+      Layer.provide(NodeBodyFiles.layer({ directory: directoryOf(options) })),
+      Layer.provide(SqlManifests.layerFor(manifestsOf(options)))
+    ))
 
 /**
  * The body store and its quota, masking the environment's secrets (a long
- * output on a second core, see `NodeSecrets`), owners reading what is theirs.
+ * output on a second core, see `NodeSecrets`), owners reading what is
+ * theirs; one per directory in a layer graph, as `layerWithout`.
  */
 export const layer = (options: Options = {}): Layer.Layer<Body.Bodies | Retention.Retention, Errors.StoreFailed> =>
-  layerWithout(options).pipe(Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)), Layer.provide(Access.allowOwners))
+  memoized(keyOf(options, options.maskWorker ?? null), () =>
+    layerWithout(options).pipe(Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)), Layer.provide(Access.allowOwners)))
 
 /** Removes expired bodies and writers' debris every `everyMillis`, for as long as the scope lasts. */
 export const sweepEvery = (everyMillis: number) =>

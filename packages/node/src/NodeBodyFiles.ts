@@ -15,18 +15,12 @@ import { BodyFiles, Errors } from "@spillway/core"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { directoryFrom, isSymlinkError, OPEN_FLAGS, refusal } from "./FileChecks.js"
+import { directoryFrom, isSymlinkError, OPEN_FLAGS, reasonOf, refusal } from "./FileChecks.js"
 
 /** The directory used when neither an option nor `SPILLWAY_OUTPUT_DIR` names one: `~/.spillway/tool-output`. */
 export const defaultDirectoryFromEnv = (): string => directoryFrom(process.env)
 
 const TEMP = /^\.tmp-(\d+)-[0-9a-f]+-/
-
-const reasonOf = (e: unknown): string => {
-  const err = e as { code?: string; message?: string }
-  if (typeof err?.code === "string") return `${err.code}${err.message ? `: ${err.message.replace(/, \w+ '.*'$/, "")}` : ""}`
-  return err?.message ?? String(e)
-}
 
 const failed = (operation: string, name: string) => (e: unknown) =>
   e instanceof Errors.StoreFailed ? e : new Errors.StoreFailed({ operation: `${operation} ${name}`, reason: reasonOf(e) })

@@ -15,7 +15,9 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import type * as Stream from "node:stream"
 import * as PipeReader from "./internal/pipeReader.js"
+import * as Watchdog from "./internal/watchdog.js"
 
 /** How the queue between the pipes and the consumer is bounded. */
 export interface Options {
@@ -29,6 +31,13 @@ export interface Options {
    * buffer, as Node's sockets do.
    */
   readonly reuseBuffers?: boolean
+  /**
+   * Starts each child with a watchdog in its process group that stops the
+   * group when this process ends without stopping it (killed with SIGKILL,
+   * say), and records each child's start mark, so a later host can stop
+   * what is left (see `internal/watchdog`). False by default; true for jobs.
+   */
+  readonly watchdog?: boolean
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
@@ -53,9 +62,14 @@ const numbers = Os.constants.signals as unknown as Readonly<Record<string, numbe
 /** An exit status as a shell reports it, with this platform's signal numbers. */
 export const statusOf = (code: number | null, signal: string | null): Child.ExitStatus => Child.exitStatus(code, signal, numbers)
 
+/** A read from one of the pipes, with the pipe it came from. */
+interface Arrived extends PipeReader.Region {
+  readonly source: Child.Source
+}
+
 /** What the pipes have delivered that the consumer has not taken yet, and how the child stands. */
 interface Pipes {
-  queue: Array<PipeReader.Region>
+  queue: Array<Arrived>
   queued: number
   readers: Array<PipeReader.Reader>
   /** Pipes still open (stdout, stderr). */
@@ -81,31 +95,37 @@ const notify = (p: Pipes) => {
  * queue (see `PipeReader`), paused past `maxQueued`. The readers start in
  * the turn `spawn` returns in, so no early output or exit is missed.
  */
-const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number, pooled: boolean) =>
+const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number, pooled: boolean, watchdogGraceMillis?: number) =>
   Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
-    const argv = Child.mergedArgv(spec)
+    const merged = Child.mergedArgv(spec)
+    const argv = watchdogGraceMillis === undefined ? merged : Watchdog.argv(merged, watchdogGraceMillis)
     const c = ChildProcess.spawn(argv[0], argv.slice(1), {
-      stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe"],
+      // the watchdog's pipe is the fourth entry: only this process holds its other end
+      stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe", ...(watchdogGraceMillis === undefined ? [] : ["pipe" as const])],
       detached: true,
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
       ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
     })
-    const arrived = (region: PipeReader.Region): boolean => {
+    const arrived = (source: Child.Source) => (region: PipeReader.Region): boolean => {
       p.arrived++
-      p.queue.push(region)
+      p.queue.push({ slab: region.slab, bytes: region.bytes, source })
       p.queued += region.bytes.length
       notify(p)
       if (p.queued < maxQueued) return true
       p.paused = true
       return false
     }
-    const closed = (error?: Error) => {
+    const closed = (source: Child.Source) => (error?: Error) => {
       // say so in the output itself rather than lose the rest silently
-      if (error !== undefined) arrived({ slab: undefined, bytes: Buffer.from(`\n[spillway: reading the command's output failed: ${error.message}]\n`) })
+      if (error !== undefined) {
+        arrived(source)({ slab: undefined, bytes: Buffer.from(`\n[spillway: reading the command's output failed: ${error.message}]\n`) })
+      }
       p.open--
       notify(p)
     }
-    p.readers = [c.stdout!, c.stderr!].map((s) => PipeReader.read(s, { arrived, closed }, { pooled }))
+    p.readers = ([[c.stdout!, 1], [c.stderr!, 2]] as const).map(([s, source]) =>
+      PipeReader.read(s, { arrived: arrived(source), closed: closed(source) }, { pooled })
+    )
     c.stdin?.on("error", () => undefined)
     c.once("exit", (code, signal) => {
       p.exited = { code, signal }
@@ -118,13 +138,31 @@ const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number, poo
 /** Most turns of the event loop a batch waits for more output while the pipes keep delivering. */
 const GATHER_TURNS = 16
 
-/** A batch: the views handed to the consumer, and the reads they are made of, given back once it is done with them. */
+/** A batch: the views handed to the consumer with the pipe of each, and the reads they are made of, given back once it is done with them. */
 interface Batch {
   readonly chunks: ReadonlyArray<Uint8Array>
+  readonly sources: ReadonlyArray<Child.Source>
   readonly regions: ReadonlyArray<PipeReader.Region>
 }
 
-const EMPTY: Batch = { chunks: [], regions: [] }
+const EMPTY: Batch = { chunks: [], sources: [], regions: [] }
+
+/** The reads as few views as they make, never joining two pipes' output: each run of one pipe's reads is viewed on its own. */
+const batchOf = (regions: ReadonlyArray<Arrived>): Batch => {
+  const chunks: Array<Uint8Array> = []
+  const sources: Array<Child.Source> = []
+  for (let from = 0; from < regions.length;) {
+    const source = regions[from]!.source
+    let to = from + 1
+    while (to < regions.length && regions[to]!.source === source) to++
+    for (const view of Slabs.views(from === 0 && to === regions.length ? regions : regions.slice(from, to))) {
+      chunks.push(view)
+      sources.push(source)
+    }
+    from = to
+  }
+  return { chunks, sources, regions }
+}
 
 /**
  * What has arrived, in batches of at most `maxBatch` bytes; empty once both
@@ -176,8 +214,8 @@ const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGrac
       if (taken === 0 && p.queue.length > 0) {
         // one read larger than a batch: its first part now, the rest next
         const first = p.queue[0]!
-        p.queue[0] = Slabs.split(first, limits.maxBatch)
-        p.queue.unshift({ slab: first.slab, bytes: first.bytes.subarray(0, limits.maxBatch) })
+        p.queue[0] = { ...Slabs.split(first, limits.maxBatch), source: first.source }
+        p.queue.unshift({ slab: first.slab, bytes: first.bytes.subarray(0, limits.maxBatch), source: first.source })
         size = limits.maxBatch
         taken = 1
       }
@@ -188,7 +226,7 @@ const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGrac
         p.paused = false
         for (const reader of p.readers) reader.resume()
       }
-      resume(Effect.succeed(regions.length === 0 ? EMPTY : { chunks: Slabs.views(regions), regions }))
+      resume(Effect.succeed(regions.length === 0 ? EMPTY : batchOf(regions)))
     }
     give()
     return Effect.sync(() => {
@@ -209,7 +247,9 @@ export const make = (options: Options = {}): Child.Service => ({
       }
       const killGrace = Duration.millis(timing.killGraceMillis ?? 3000)
       const shown = spec.shell === true ? spec.command : [spec.command, ...(spec.args ?? [])].join(" ")
-      if (spec.mergeStderr === true && spec.shell !== true && findExecutable(spec.command) === undefined) {
+      const watched = options.watchdog === true
+      // a shell in front of the program reports a missing one as exit 127: it is refused here instead
+      if ((spec.mergeStderr === true || watched) && spec.shell !== true && findExecutable(spec.command) === undefined) {
         return yield* new Child.SpawnFailed({ command: shown, reason: "not found (no such file, and not on PATH)" })
       }
       const p: Pipes = {
@@ -223,7 +263,15 @@ export const make = (options: Options = {}): Child.Service => ({
         arrived: 0,
         paused: false
       }
-      const child = yield* spawn(spec, shown, p, limits.maxQueued, options.reuseBuffers !== false)
+      const child = yield* spawn(spec, shown, p, limits.maxQueued, options.reuseBuffers !== false, watched ? Duration.toMillis(killGrace) : undefined)
+      const startMark = watched ? Watchdog.startMark(child.pid!) : undefined
+      /** Tells the watchdog the child's end was seen, so it leaves without a signal. */
+      const standDown = Effect.sync(() => {
+        const pipe = child.stdio[Watchdog.FD] as Stream.Writable | null | undefined
+        if (pipe === null || pipe === undefined || pipe.destroyed) return
+        pipe.on("error", () => undefined)
+        pipe.end(Watchdog.STAND_DOWN)
+      })
       const groupSignal = (name: string) =>
         Effect.sync(() => {
           try {
@@ -248,12 +296,12 @@ export const make = (options: Options = {}): Child.Service => ({
         }
       })
       const scope = yield* Effect.scope
-      yield* Effect.addFinalizer(() => stop)
+      yield* Effect.addFinalizer(() => Effect.zipRight(stop, standDown))
       yield* Effect.gen(function*() {
         for (;;) {
           const batch = yield* take(p, limits)
           if (batch.regions.length === 0) break
-          for (const chunk of batch.chunks) yield* onOutput(chunk)
+          for (let i = 0; i < batch.chunks.length; i++) yield* onOutput(batch.chunks[i]!, batch.sources[i]!)
           // the consumer is done with the views: their buffers may be read into again
           for (const region of batch.regions) Slabs.giveBack(region)
         }
@@ -261,10 +309,12 @@ export const make = (options: Options = {}): Child.Service => ({
         // past the drain grace, whatever still holds the pipes is not waited for
         for (const reader of p.readers) reader.destroy()
         child.stdin?.destroy()
+        yield* standDown
         yield* Deferred.succeed(ended, statusOf(p.exited!.code, p.exited!.signal))
       }).pipe(Effect.forkIn(scope))
       return {
         pid: child.pid!,
+        startMark,
         signal: groupSignal,
         writeStdin: (bytes) =>
           child.stdin === null || child.stdin.destroyed || child.stdin.writableEnded
@@ -281,7 +331,8 @@ export const make = (options: Options = {}): Child.Service => ({
         exit: Deferred.await(ended),
         terminate: Effect.zipRight(stop, Deferred.await(ended))
       } satisfies Child.Running
-    })
+    }),
+  stopLeftover: (pid, mark, graceMillis) => Effect.promise(() => Watchdog.stopLeftover(pid, mark, graceMillis))
 })
 
 /** The Node runner as the `ChildRunner` service. */
@@ -292,7 +343,8 @@ export const layer = (options: Options = {}): Layer.Layer<Child.ChildRunner> => 
  * options say otherwise, so that the masker's buffers and the job's window
  * of newest output (a ring of twice the largest batch) stay in the
  * processor's cache together. Captures that keep no window use `layer`'s
- * 1 MiB batches.
+ * 1 MiB batches. Each job has a watchdog in its process group, so no job
+ * outlives the process that started it, and a start mark in its record.
  */
 export const layerForJobs = (options: Options = {}): Layer.Layer<Child.ChildRunner> =>
-  layer({ maxBatchBytes: 256 * 1024, ...options })
+  layer({ maxBatchBytes: 256 * 1024, watchdog: true, ...options })

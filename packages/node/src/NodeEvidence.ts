@@ -7,10 +7,11 @@
  *
  * @since 0.1.0
  */
-import { Cursor, Evidence } from "@spillway/core"
+import { Cursor, Errors, Evidence } from "@spillway/core"
 import { Config, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { reasonOf } from "./FileChecks.js"
 import * as NodeBodies from "./NodeBodies.js"
 
 /** Where evidence lives, and the profile's limits. */
@@ -22,13 +23,18 @@ export interface Options extends Evidence.Options, NodeBodies.Options {}
  */
 export const layerKeyFile = (file: string): Layer.Layer<Cursor.CursorKey> =>
   Layer.unwrapEffect(Effect.sync(() => {
-    Fs.mkdirSync(Path.dirname(file), { recursive: true, mode: 0o700 })
     try {
-      Fs.writeFileSync(file, globalThis.crypto.getRandomValues(new Uint8Array(32)), { flag: "wx", mode: 0o600 })
+      Fs.mkdirSync(Path.dirname(file), { recursive: true, mode: 0o700 })
+      try {
+        Fs.writeFileSync(file, globalThis.crypto.getRandomValues(new Uint8Array(32)), { flag: "wx", mode: 0o600 })
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+      }
+      return Cursor.layerKey(new Uint8Array(Fs.readFileSync(file)))
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+      // a defect that says what failed and why (a full disk, a folder that cannot be written), for whoever starts the server
+      throw new Errors.StoreFailed({ operation: `make the cursor key ${file}`, reason: reasonOf(e) })
     }
-    return Cursor.layerKey(new Uint8Array(Fs.readFileSync(file)))
   }))
 
 /** The cursor key file of a directory: `.cursor.key` in it. */

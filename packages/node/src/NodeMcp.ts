@@ -14,14 +14,16 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { Process } from "@spillway/core"
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorText, type Process, Secrets } from "@spillway/core"
 import * as NodeBodies from "./NodeBodies.js"
 import * as NodeChild from "./NodeChild.js"
 import * as NodeTools from "./NodeTools.js"
 import * as toolHost from "./internal/toolHost.js"
+import type * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { AgentConfig, Agents } from "@spillway/agents"
-import { Context, Effect, Layer, ParseResult, Schema } from "effect"
+import { Context, Effect, Exit, Layer, ParseResult, Schema } from "effect"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { AgentHandlers, Handlers, Mcp, Tools } from "@spillway/tools"
@@ -138,23 +140,83 @@ const replies = (options: Options) => ({
   paths: [[NodeBodies.directoryOf(options), "the output directory"], [Os.homedir(), "~"]] as const
 })
 
-/** Serves the tools on a transport until the client closes it; with `agents`, the agent tools too. */
-export const serve = (transport: Transport, options: Options = {}) => {
-  if (options.readOnly === true) {
-    return Effect.scoped(Mcp.serve(Tools.ReadToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerRead(options))))
+/** The server could not start (a full disk, a directory it cannot write, a catalog it cannot read); it said why to its client. */
+export class ServerNotStarted extends Schema.TaggedError<ServerNotStarted>()("ServerNotStarted", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return `the MCP server cannot start: ${this.reason}`
   }
-  if (options.agents === undefined) {
-    return Effect.scoped(Mcp.serve(Tools.FullToolkit, transport, undefined, undefined, replies(options)).pipe(Effect.provide(layerFull(options))))
-  }
-  const describe = (tool: string) =>
-    tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)
-  return Effect.scoped(Effect.gen(function*() {
-    // one store, so the agent tools and the others share one body store
-    const store = toolHost.store(hostOptions(options))
-    const context = yield* Layer.build(Layer.merge(toolHost.full(store, hostOptions(options)), agentsOver(store, options.agents!, options)))
-    const live = (tool: string) => Effect.provide(describe(tool), context)
-    yield* Mcp.serve(Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit), transport, undefined, live, replies(options)).pipe(Effect.provide(context))
+}
+
+/** Longest a server that cannot start waits for its client's first request, to answer it with why. */
+const REFUSE_WAIT_MILLIS = 10_000
+
+/**
+ * Answers the client's first request with an error that says why the
+ * server cannot start (a client's `initialize` then fails with these
+ * words), and closes the transport; or closes it after a while without one.
+ */
+const refuse = (transport: Transport, reason: string) =>
+  Effect.async<void>((resume) => {
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      transport.close().catch(() => undefined)
+      resume(Effect.void)
+    }
+    const timer = setTimeout(finish, REFUSE_WAIT_MILLIS)
+    transport.onmessage = (message) => {
+      if (!("id" in message) || !("method" in message)) return
+      transport.send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InternalError, message: reason } }).then(finish, finish)
+    }
+    transport.onclose = finish
+    transport.start().catch(finish)
+    return Effect.sync(finish)
+  })
+
+/** Builds a server's handlers, then serves its toolkit over them; a build that fails is refused to the client, saying why. */
+const startWith = <Tools extends Record<string, Tool.Any>, A, E>(
+  transport: Transport,
+  options: Options,
+  toolkit: Toolkit.Toolkit<Tools>,
+  layer: Layer.Layer<A | Tool.HandlersFor<Tools>, E>,
+  live?: (tool: string) => Effect.Effect<string | undefined, never, A>
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const built = yield* Effect.exit(Layer.build(layer))
+    if (Exit.isFailure(built)) {
+      const masker = Secrets.unsafeMakeMasker({ knownValues: Secrets.knownValuesFromEnv(process.env) })
+      const failure = new ServerNotStarted({ reason: ErrorText.ofCause(built.cause, { masker, paths: replies(options).paths }).message })
+      yield* refuse(transport, failure.message)
+      return yield* failure
+    }
+    const context = built.value
+    const describe = live === undefined ? undefined : (tool: string) => Effect.provide(live(tool), context)
+    yield* Mcp.serve(toolkit, transport, undefined, describe, replies(options)).pipe(Effect.provide(context))
   }))
+
+/**
+ * Serves the tools on a transport until the client closes it; with
+ * `agents`, the agent tools too. A server that cannot start (its store
+ * cannot be opened: a full disk, a folder it may not write) answers the
+ * client's first request with why, masked, and fails with
+ * `ServerNotStarted`.
+ */
+export const serve = (transport: Transport, options: Options = {}) => {
+  if (options.readOnly === true) return startWith(transport, options, Tools.ReadToolkit, layerRead(options))
+  if (options.agents === undefined) return startWith(transport, options, Tools.FullToolkit, layerFull(options))
+  // one store, so the agent tools and the others share one body store
+  const store = toolHost.store(hostOptions(options))
+  return startWith(
+    transport,
+    options,
+    Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit),
+    Layer.merge(toolHost.full(store, hostOptions(options)), agentsOver(store, options.agents, options)),
+    (tool) => (tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined))
+  )
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
- * The pattern engine for Node: block scans run on worker threads, each
- * scan on a worker of its own for its length, and a scan still running at
- * its deadline (or whose caller goes away) ends with its worker, which is
- * terminated. The process's event loop never runs a pattern, so a search or
+ * The pattern engine for Node: block scans and highlighting run on worker
+ * threads, each on a worker of its own for its length, and a scan still
+ * running at its deadline (or whose caller goes away) ends with its worker,
+ * which is terminated. The process's event loop never runs a pattern, so a search or
  * a wait holds up no other caller, and a signal is handled at once.
  *
  * @since 0.1.0
@@ -36,6 +36,9 @@ const defaultWorker = (): URL => {
   }
   return beside
 }
+
+/** Characters of lines sent to a worker at once to be highlighted. */
+const HIGHLIGHT_BATCH_CHARS = 64 * 1024
 
 const unfinished: Grep.BlockScan = { matches: [], clipped: 0, more: false, complete: false, lines: 0 }
 
@@ -103,15 +106,25 @@ export const make = (options: Options = {}): Effect.Effect<Grep.PatternEngine["T
       })
     )
 
-    const scan = (matcher: Grep.Matcher, text: string, scanOptions: Grep.ScanOptions) =>
-      Effect.async<Grep.BlockScan>((resume) => {
-        if (scanOptions.timeoutMillis <= 0) return resume(Effect.succeed(unfinished))
+    /**
+     * Runs one request on a worker within `timeoutMillis`: `done` reads its
+     * reply; at the deadline, on a worker's failure, or when the caller goes
+     * away, the result is `unfinishedResult` and the worker is ended.
+     */
+    const dispatch = <A>(
+      request: (id: number) => Request,
+      timeoutMillis: number,
+      done: (reply: Exclude<Reply, { readonly error: string }>) => A,
+      unfinishedResult: A
+    ) =>
+      Effect.async<A>((resume) => {
+        if (timeoutMillis <= 0) return resume(Effect.succeed(unfinishedResult))
         let worker: Worker | undefined
-        let done = false
+        let over = false
         const id = nextId++
-        const finish = (result: Grep.BlockScan) => {
-          if (done) return
-          done = true
+        const finish = (result: A) => {
+          if (over) return
+          over = true
           clearTimeout(timer)
           if (worker !== undefined) {
             worker.off("message", onMessage)
@@ -123,45 +136,35 @@ export const make = (options: Options = {}): Effect.Effect<Grep.PatternEngine["T
           if (reply.id !== id) return
           const w = worker!
           if ("error" in reply) {
-            finish(unfinished)
+            finish(unfinishedResult)
             return discard(w)
           }
-          const matches: Array<readonly [number, number, number]> = []
-          for (let k = 0; k < reply.matches.length; k += 3) matches.push([reply.matches[k]!, reply.matches[k + 1]!, reply.matches[k + 2]!])
-          finish({ matches, clipped: reply.clipped, more: reply.more, complete: true, lines: 0 })
+          finish(done(reply))
           release(w)
         }
-        const onExit = () => finish(unfinished)
+        const onExit = () => finish(unfinishedResult)
         const start = (w: Worker) => {
-          if (done) return release(w)
+          if (over) return release(w)
           worker = w
           w.on("message", onMessage)
           w.once("exit", onExit)
-          const request: Request = {
-            id,
-            source: matcher.source,
-            ignoreCase: matcher.ignoreCase,
-            text,
-            limit: scanOptions.limit,
-            maxLineChars: scanOptions.maxLineChars
-          }
-          w.postMessage(request)
+          w.postMessage(request(id))
         }
         const timer = setTimeout(() => {
           const w = worker
-          finish(unfinished)
+          finish(unfinishedResult)
           if (w !== undefined) discard(w)
           else {
             const at = waiting.indexOf(start)
             if (at !== -1) waiting.splice(at, 1)
           }
-        }, Math.min(scanOptions.timeoutMillis, 2 ** 31 - 1))
+        }, Math.min(timeoutMillis, 2 ** 31 - 1))
         acquire(start)
         // the caller went away: its worker may be in the middle of a scan
         return Effect.sync(() => {
-          if (done) return
+          if (over) return
           const w = worker
-          done = true
+          over = true
           clearTimeout(timer)
           if (w !== undefined) discard(w)
           else {
@@ -169,6 +172,46 @@ export const make = (options: Options = {}): Effect.Effect<Grep.PatternEngine["T
             if (at !== -1) waiting.splice(at, 1)
           }
         })
+      })
+
+    const scan = (matcher: Grep.Matcher, text: string, scanOptions: Grep.ScanOptions) =>
+      dispatch<Grep.BlockScan>(
+        (id) => ({ id, source: matcher.source, ignoreCase: matcher.ignoreCase, text, limit: scanOptions.limit, maxLineChars: scanOptions.maxLineChars }),
+        scanOptions.timeoutMillis,
+        (reply) => {
+          if (!("matches" in reply)) return unfinished
+          const matches: Array<readonly [number, number, number]> = []
+          for (let k = 0; k < reply.matches.length; k += 3) matches.push([reply.matches[k]!, reply.matches[k + 1]!, reply.matches[k + 2]!])
+          return { matches, clipped: reply.clipped, more: reply.more, complete: true, lines: 0 }
+        },
+        unfinished
+      )
+
+    /** Highlights a batch of lines on a worker; at the deadline none of the batch is. */
+    const highlightBatch = (matcher: Grep.Matcher, lines: ReadonlyArray<string>, o: Grep.HighlightOptions, timeoutMillis: number) =>
+      dispatch<Grep.Highlighted>(
+        (id) => ({ id, source: matcher.source, ignoreCase: matcher.ignoreCase, text: "", limit: o.limit, maxLineChars: o.maxLineChars, lines }),
+        timeoutMillis,
+        (reply) => ("spans" in reply ? { spans: reply.spans, complete: true } : { spans: [], complete: false }),
+        { spans: [], complete: false }
+      )
+
+    /** Highlights lines on workers in batches of about 64 KiB, so what was done by the deadline is kept. */
+    const highlight = (matcher: Grep.Matcher, lines: ReadonlyArray<string>, o: Grep.HighlightOptions) =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + o.timeoutMillis
+        const out: Array<ReadonlyArray<readonly [number, number]>> = []
+        for (let at = 0; at < lines.length;) {
+          let end = at
+          for (let chars = 0; end < lines.length && (end === at || chars < HIGHLIGHT_BATCH_CHARS); end++) {
+            chars += Math.min(lines[end]!.length, o.maxLineChars)
+          }
+          const got = yield* highlightBatch(matcher, lines.slice(at, end), o, deadline - Date.now())
+          if (!got.complete) return { spans: out, complete: false }
+          out.push(...got.spans)
+          at = end
+        }
+        return { spans: out, complete: true } satisfies Grep.Highlighted
       })
 
     /** Starts a worker and has it compile the pattern, while the caller reads what it will scan. */
@@ -181,7 +224,7 @@ export const make = (options: Options = {}): Effect.Effect<Grep.PatternEngine["T
         release(worker)
       })
 
-    return { scan, prepare }
+    return { scan, highlight, prepare }
   })
 
 /** The engine as a layer: workers start when first needed and end with the layer. */

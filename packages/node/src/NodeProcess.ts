@@ -24,7 +24,7 @@ export interface Options extends Process.Options, NodeBodies.Options {}
 
 /** A body store in a fresh temporary directory, removed with the layer, its manifests in memory. */
 const temporaryBodies = (pools: NodeBodies.Options["pools"]) =>
-  Body.layer.pipe(
+  Layer.fresh(Body.layer).pipe(
     Layer.provideMerge(Retention.layer(pools)),
     Layer.provide(Layer.scoped(
       BodyFiles.BodyFiles,
@@ -43,16 +43,26 @@ const temporaryBodies = (pools: NodeBodies.Options["pools"]) =>
  * `ProcessView.libraryHints`); a host that hands them to a model provides
  * `ProcessView.CurrentHints` with the words the model calls in.
  */
-export const layerWithout = (options: Options = {}) => {
+export const layerWithout = (options: Options = {}) =>
+  layerOver(options, options.directory !== undefined ? NodeBodies.layerWithout(options) : temporaryBodies(options.pools))
+
+/** The three capabilities over a body store, with the directory's cursor key (a random one without a directory). */
+const layerOver = <E, R>(options: Options, bodies: Layer.Layer<Body.Bodies | Retention.Retention, E, R>) => {
   const durable = options.directory !== undefined
   return Layer.merge(Process.layer({ ...options, spool: durable ? "durable" : "temporary" }), Layer.succeed(ProcessView.CurrentHints, ProcessView.libraryHints)).pipe(
     Layer.provide(NodeChild.layerForJobs()),
     Layer.provide(durable ? layerKeyFile(keyFileOf(options)) : Cursor.layerRandomKey),
-    Layer.provideMerge(durable ? NodeBodies.layerWithout(options) : temporaryBodies(options.pools)),
+    Layer.provideMerge(bodies),
     Layer.orDie
   )
 }
 
-/** The three capabilities, with owner and channel checks alone deciding access. */
+/**
+ * The three capabilities, with owner and channel checks alone deciding
+ * access; over a directory, the store is `NodeBodies.layer`'s, so other
+ * profiles over the same directory in one program share it.
+ */
 export const layer = (options: Options = {}) =>
-  layerWithout(options).pipe(Layer.provide(Access.allowOwners), Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)))
+  options.directory !== undefined
+    ? layerOver(options, NodeBodies.layer(options)).pipe(Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)))
+    : layerWithout(options).pipe(Layer.provide(Access.allowOwners), Layer.provide(NodeSecrets.layerWorkerFromEnv(options.maskWorker)))

@@ -2,9 +2,11 @@
  * The web view served on Node: `@effect/platform-node`'s HTTP server over
  * the same directory and stores the command and the MCP server use
  * (`SPILLWAY_OUTPUT_DIR`, or `~/.spillway/tool-output`), with the read
- * capabilities alone. Searches run on the pattern engine's worker threads,
- * as `spillway grep`'s do. Bound to 127.0.0.1 by default; bound anywhere
- * else, it needs a token, and makes one when none is given.
+ * capabilities alone. Searches and their highlighting run on a pool of two
+ * pattern workers of the view's own, each request within its deadline, so
+ * no search holds up another request. Bound to 127.0.0.1 by default; bound
+ * anywhere else, it needs a token of at least 16 characters, and makes one
+ * when none is given.
  *
  * @since 0.1.0
  */
@@ -12,7 +14,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Access, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import { BodyRead, WebView } from "@spillway/web"
-import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
+import { Data, Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import * as V8 from "node:v8"
@@ -40,6 +42,18 @@ export interface Options {
   readonly followMaxMillis?: number | undefined
   /** The JavaScript heap the server lets garbage fill before it collects it; 24 MiB by default. */
   readonly heapBudgetMiB?: number | undefined
+  /** Limits on searches: time and bytes per request, highlighted lines, searches at once (`WebView.Options`). */
+  readonly search?: Pick<WebView.Options, "searchMillis" | "searchScanBytes" | "maxHighlighted" | "maxReplyChars" | "maxSearches" | "maxSearchesPerClient"> | undefined
+}
+
+/** Shortest token the view accepts, in characters (`openssl rand -hex 16` makes 32). */
+export const MIN_TOKEN_CHARS = WebView.MIN_TOKEN_CHARS
+
+/** The view's token is too weak to guard it; nothing was started. */
+export class WeakToken extends Data.TaggedError("WeakToken")<{ readonly source: string; readonly problem: string }> {
+  override get message() {
+    return `${this.source}: ${this.problem}`
+  }
 }
 
 /** Where a started view answers. */
@@ -51,18 +65,23 @@ export interface Started {
   readonly token: string | undefined
 }
 
-/** The read capabilities over the directory: the read-only grant of the store, and reading saved output by name. */
+/**
+ * The read capabilities over the directory: the read-only grant of the
+ * store, reading saved output by name, and the pattern engine the view's
+ * searches and highlighting run on.
+ */
 export const layerRead = (options: Pick<Options, "directory"> = {}) =>
   Layer.merge(BodyRead.layer, Spill.layerRead({ maxPageBytes: 512 * 1024 })).pipe(
     Layer.provide(Layer.mergeAll(
       NodeBodies.layerWithout({ directory: options.directory }).pipe(
-        Layer.provide(Secrets.layerFromEnv),
         Layer.provide(Access.allowOwners)
       ),
-      SpillPolicy.allowAll,
-      // searches are one person's at a time: two workers with small heaps
-      NodePattern.layer({ maxWorkers: 2, maxWorkerHeapMiB: 64 })
-    ))
+      SpillPolicy.allowAll
+    )),
+    // searches are a few people's at a time: two workers with small heaps, the view's own
+    Layer.provideMerge(NodePattern.layer({ maxWorkers: 2, maxWorkerHeapMiB: 64 })),
+    // the masker stays in the view's context: its error replies are masked with it (`ErrorText`)
+    Layer.provideMerge(Secrets.layerFromEnv)
   )
 
 /**
@@ -99,14 +118,23 @@ export const serve = (options: Options = {}): Effect.Effect<Started, unknown, Sc
   Effect.gen(function*() {
     const host = options.host ?? "127.0.0.1"
     const fromEnv = process.env.SPILLWAY_VIEW_TOKEN
-    const token = options.token ?? (fromEnv !== undefined && fromEnv !== "" ? fromEnv : isLoopback(host) ? undefined : Crypto.randomBytes(24).toString("base64url"))
+    const given = options.token !== undefined
+      ? { source: "the token", token: options.token }
+      : fromEnv !== undefined && fromEnv !== ""
+      ? { source: "SPILLWAY_VIEW_TOKEN", token: fromEnv }
+      : undefined
+    // a weak token is refused whatever the address: the same view may be bound elsewhere tomorrow
+    const problem = given === undefined ? undefined : WebView.tokenProblem(given.token)
+    if (given !== undefined && problem !== undefined) return yield* new WeakToken({ source: given.source, problem })
+    const token = given?.token ?? (isLoopback(host) ? undefined : Crypto.randomBytes(24).toString("base64url"))
     const owner = options.owner ?? NodeBodies.callerFromEnv("view").owner
     const app = yield* WebView.app({
       owner,
       channel: options.channel,
       token,
       followMaxMillis: options.followMaxMillis,
-      hints: options.hints
+      hints: options.hints,
+      ...options.search
     })
     const context = yield* Layer.build(Layer.merge(
       NodeHttpServer.layer(() => Http.createServer(), { port: options.port ?? 0, host }),

@@ -37,6 +37,21 @@ export const pgClient = (url: string): Effect.Effect<SqlClient.SqlClient, Errors
     )
   )
 
+/** Driver codes of a database that cannot grow or map its shared memory because the disk has no room left. */
+const FULL = /^(SQLITE_FULL|SQLITE_IOERR_SHMSIZE|SQLITE_IOERR_WRITE|ENOSPC|EDQUOT)$/
+
+/** The code of an error or of the error it wraps (`SqlError` keeps the driver's in `cause`). */
+const codeOf = (u: unknown): string | undefined => {
+  for (let e = u, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === "string") return code
+  }
+  return undefined
+}
+
+/** True when a driver's error says the disk is full. */
+export const isDiskFull = (u: unknown): boolean => FULL.test(codeOf(u) ?? "")
+
 const messageOf = (u: unknown): string => {
   if (typeof u === "object" && u !== null) {
     const e = u as { message?: unknown; code?: unknown }
@@ -48,7 +63,15 @@ const messageOf = (u: unknown): string => {
   return u === undefined ? "unknown error" : String(u)
 }
 
-const openError = (e: unknown) => new Errors.StoreFailed({ operation: "manifest open", reason: messageOf(e) })
+/** A driver's error as a reason: what it says, led by "the disk is full" when that is why. */
+export const reasonOf = (u: unknown, said: string = messageOf(u)): string =>
+  isDiskFull(u)
+    ? `the disk is full (${said}); free some space on it`
+    : codeOf(u) === "SQLITE_READONLY"
+    ? `${said}: the manifests are open for reading only (the disk was full when they were opened); free some space on it and start again`
+    : said
+
+const openError = (e: unknown) => new Errors.StoreFailed({ operation: "manifest open", reason: reasonOf(e) })
 
 /** Creates the database file and its directory if missing, and keeps the file to its owner. */
 const prepareFile = (filename: string) =>
@@ -74,10 +97,42 @@ export const sqliteClient = (filename: string): Effect.Effect<SqlClient.SqlClien
     if (filename !== ":memory:") yield* prepareFile(filename)
     // better-sqlite3 throws when it cannot open the file or finds no database in it
     const SqliteClient = yield* Effect.promise(() => import("@effect/sql-sqlite-node/SqliteClient"))
-    return yield* SqliteClient.make({ filename }).pipe(
-      Effect.provide(Reactivity.layer),
-      Effect.catchAllDefect((defect) => Effect.fail(openError(defect)))
+    const open = (source: string | Buffer, readonly: boolean) =>
+      // the driver opens a Buffer as a database of its own in memory; the client hands `filename` to it as it is
+      SqliteClient.make({ filename: source as string, readonly }).pipe(
+        Effect.provide(Reactivity.layer),
+        Effect.catchAllDefect((defect) => Effect.fail(defect))
+      )
+    return yield* open(filename, false).pipe(
+      Effect.catchAll((defect) =>
+        filename !== ":memory:" && isDiskFull(defect)
+          ? Effect.flatMap(readOnlyCopy(filename, defect), (copy) => open(copy, true)).pipe(Effect.catchAll(() => Effect.fail(openError(defect))))
+          : Effect.fail(openError(defect))
+      )
     )
+  })
+
+/** The largest database `readOnlyCopy` reads into memory. */
+const MAX_COPY_BYTES = 512 * 1024 * 1024
+
+/**
+ * The database file's bytes, to open read-only in memory when the disk is
+ * too full for SQLite to map the write-ahead log's shared memory beside it
+ * (`SQLITE_IOERR_SHMSIZE`): what the file holds is read, so reading kept
+ * output goes on while nothing can be written. The header is marked as a
+ * rollback-journal database, the only kind SQLite opens in memory. Rows
+ * still only in a write-ahead log (a writer that crashed) are not seen.
+ */
+const readOnlyCopy = (filename: string, why: unknown) =>
+  Effect.try({
+    try: () => {
+      if (Fs.statSync(filename).size > MAX_COPY_BYTES) throw why
+      const bytes = Fs.readFileSync(filename)
+      // bytes 18 and 19: the file format versions for writing and reading, 2 for WAL and 1 for a rollback journal
+      if (bytes.length >= 100) bytes[18] = bytes[19] = 1
+      return bytes
+    },
+    catch: () => why
   })
 
 /** A client for a location: PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */

@@ -12,6 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Errors, Manifests } from "@spillway/core"
 import { Effect, Layer, ParseResult, Schema, Scope } from "effect"
+import * as ManifestRows from "./ManifestRows.js"
 import * as SqlBackend from "./SqlBackend.js"
 
 /** How many ids one `DELETE ... IN (...)` names, well under every backend's parameter limit. */
@@ -115,27 +116,7 @@ const Row = Schema.transform(
   }
 )
 
-const COLUMNS = [
-  "id",
-  "profile",
-  "owner",
-  "channel",
-  "channel_bound",
-  "tool",
-  "status",
-  "state",
-  "created_at",
-  "expires_at",
-  "bytes",
-  "code_points",
-  "lines",
-  "source_bytes",
-  "kept",
-  "capture_error",
-  "checkpoints",
-  "line_index",
-  "origin"
-] as const
+const COLUMNS = ManifestRows.COLUMNS
 
 const messageOf = (u: unknown): string | undefined => {
   if (typeof u === "object" && u !== null) {
@@ -155,8 +136,25 @@ const failed = (operation: string) => (e: SqlError | ParseResult.ParseError | Er
   }
   const outer = e.message !== "" ? e.message : "SQL error"
   const inner = messageOf(e.cause)
-  return new Errors.StoreFailed({ operation: `manifest ${operation}`, reason: inner !== undefined && inner !== outer ? `${outer}: ${inner}` : outer })
+  return new Errors.StoreFailed({
+    operation: `manifest ${operation}`,
+    reason: SqlBackend.reasonOf(e, inner !== undefined && inner !== outer ? `${outer}: ${inner}` : outer)
+  })
 }
+
+/**
+ * A statement the driver threw on outside the client's error channel (a
+ * transaction whose rollback failed, on a full disk) fails as StoreFailed
+ * too, so a caller that records a manifest learns it was not recorded
+ * instead of its fiber dying.
+ */
+const guarded = (operation: string) => <A, R>(self: Effect.Effect<A, Errors.StoreFailed, R>): Effect.Effect<A, Errors.StoreFailed, R> =>
+  Effect.catchAllDefect(self, (defect) =>
+    Effect.fail(
+      typeof defect === "object" && defect !== null && (defect as { _tag?: unknown })._tag === "SqlError"
+        ? failed(operation)(defect as SqlError)
+        : new Errors.StoreFailed({ operation: `manifest ${operation}`, reason: SqlBackend.reasonOf(defect, messageOf(defect) ?? "unknown error") })
+    ))
 
 /** The manifest store over any SqlClient (SQLite, PostgreSQL, ...): creates its table if missing. */
 export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClient.SqlClient> = Effect.gen(function*() {
@@ -265,7 +263,14 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
   const remove = (id: string) =>
     sql`DELETE FROM spillway_bodies WHERE id = ${id}`.pipe(Effect.asVoid, Effect.mapError(failed("remove")))
 
-  return { insert, update, get, list, takeExpired, remove } satisfies Manifests.Service
+  return {
+    insert: (m) => guarded("insert")(insert(m)),
+    update: (m) => guarded("update")(update(m)),
+    get: (id) => guarded("get")(get(id)),
+    list: (filter) => guarded("list")(list(filter)),
+    takeExpired: (now) => guarded("takeExpired")(takeExpired(now)),
+    remove: (id) => guarded("remove")(remove(id))
+  } satisfies Manifests.Service
 })
 
 /** The manifest store over the SqlClient in context. */

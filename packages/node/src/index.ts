@@ -20,6 +20,8 @@ export * as NodeBodies from "./NodeBodies.js"
 export * as NodeBodyFiles from "./NodeBodyFiles.js"
 /** The manifests of bodies in SQLite or PostgreSQL. */
 export * as SqlManifests from "./SqlManifests.js"
+/** The rows manifests live in, as plain data: columns, the lookup by id, the facts a read needs. */
+export * as ManifestRows from "./ManifestRows.js"
 /** The evidence profile on Node: spill-directory bodies, SQLite manifests, a persistent cursor key. */
 export * as NodeEvidence from "./NodeEvidence.js"
 /** Process jobs on Node: the command executor, spools and records in the retention directory. */

@@ -26,6 +26,29 @@ describe("NodePattern", () => {
       expect(ours.matches.map(([k]) => k)).toEqual([0, 4])
     }))
 
+  it.scopedLive("highlights lines as the inline engine does, and ends a hostile highlighting at its deadline with the batches done, the event loop free", () =>
+    Effect.gen(function*() {
+      const engine = yield* NodePattern.make()
+      const m = matcher("unit [0-9]+")
+      const lines = ["error: unit 3 failed, unit 4 too", "ok", "unit 42"]
+      const options = { limit: 64, maxLineChars: 1000, timeoutMillis: 10_000 }
+      const ours = yield* engine.highlight(m, lines, options)
+      expect(ours).toEqual(yield* Grep.inline.highlight(m, lines, options))
+      expect(ours).toEqual({ spans: [[[7, 13], [22, 28]], [], [[0, 7]]], complete: true })
+      // a fifth of a second a line, 200 lines of 2,000 characters: 40 s of work, stopped after 1 s
+      const wide = "compiling packages/pkg-1/src/file-2.ts ok (17 ms) ".repeat(41).slice(0, 1999)
+      let ticks = 0
+      const interval = setInterval(() => ticks++, 20)
+      const started = Date.now()
+      const hostile = yield* engine.highlight(matcher("s|(?:\\w+\\W+){1,800}QQQ"), Array.from({ length: 200 }, () => wide), { ...options, timeoutMillis: 1000 })
+      const took = Date.now() - started
+      clearInterval(interval)
+      expect(hostile.complete).toBe(false)
+      expect(hostile.spans.length).toBeLessThan(200)
+      expect(took).toBeLessThan(2500)
+      expect(ticks).toBeGreaterThan(took / 20 / 3)
+    }))
+
   it.scopedLive("ends a scan at its deadline, while the event loop goes on serving others", () =>
     Effect.gen(function*() {
       const engine = yield* NodePattern.make()

@@ -5,8 +5,11 @@
  * JSON file (`{ "credentials": { "<credential>": "<scope>" } }`) read again
  * at every check, so removing or changing a credential revokes its leases at
  * once; a wait checks its lease while it runs and after. Jobs of one scope
- * are out of reach of another. Over TCP and WebSocket, connections are
- * limited until they show a credential or a lease (`Options.limits`).
+ * are out of reach of another, and so is their load: a scope has at most
+ * `maxWaitsPerScope` waits running at once. Over TCP and WebSocket,
+ * connections are limited until they show a credential or a lease
+ * (`Options.limits`). A host does not start with a credential shorter than
+ * `MIN_CREDENTIAL_CHARS`, or a cursor key shorter than 32 bytes.
  *
  * @since 0.1.0
  */
@@ -14,9 +17,9 @@ import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import { Access, Cursor, Errors, Process, type ProcessView, Secrets } from "@spillway/core"
+import { Access, Cursor, Errors, ErrorText, Process, type ProcessView, Secrets } from "@spillway/core"
 import { NodeBodies, NodeChild, NodePattern } from "@spillway/node"
-import { Clock, Effect, Either, Layer, Schema } from "effect"
+import { Clock, Data, Deferred, Effect, Either, FiberId, Layer, Schedule, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -37,21 +40,47 @@ export interface Options extends Process.Options {
   readonly limits?: Partial<Limits> | undefined
 }
 
-/** Limits on a host's connections and frames, before and after authentication. */
-export type Limits = Listener.Limits
+/** Limits on a host's connections and frames, before and after authentication, and on each scope's waits. */
+export interface Limits extends Listener.Limits {
+  /** Waits one scope may have running at once; past them a wait is refused, saying so. */
+  readonly maxWaitsPerScope: number
+}
 
-/** The limits a host applies unless told otherwise: 1 MiB frames, 32 connections waiting to authenticate, 10 seconds to do it, 1,024 in all, 5 minutes idle. */
-export const defaultLimits: Limits = Listener.defaultLimits
+/**
+ * The limits a host applies unless told otherwise: 1 MiB frames, 32
+ * connections waiting to authenticate, 10 seconds to do it, 1,024 in all,
+ * 5 minutes idle, 64 waits at once per scope.
+ */
+export const defaultLimits: Limits = { ...Listener.defaultLimits, maxWaitsPerScope: 64 }
+
+/** A wait refused because its scope has as many running as the host allows; a controller receives it as a `HostError` with reason "WaitLimit". */
+export class WaitLimit extends Data.TaggedError("WaitLimit")<{ readonly max: number }> {
+  override get message() {
+    return `this scope has ${this.max} waits running on this host already, the most it allows (spillway host --max-waits); let one end before waiting again, or wait on fewer jobs at once`
+  }
+}
+
+/** Shortest credential a host accepts, in characters: 16 (96 bits or more when random; `openssl rand -hex 16` makes 32). */
+export const MIN_CREDENTIAL_CHARS = 16
+
+/** Why a host cannot start as configured; nothing was served. */
+export class HostStartError extends Data.TaggedError("HostStartError")<{
+  readonly reason: "weak-credential" | "weak-cursor-key"
+  readonly file: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `${this.file}: ${this.detail}`
+  }
+}
 
 /** How often a lease is checked again while a wait runs. */
 const RECHECK_MILLIS = 200
 
-const hostError = (e: unknown) => {
-  const error = e as { readonly _tag?: unknown; readonly message?: unknown }
-  return new HostError({
-    reason: typeof error._tag === "string" ? error._tag : "Error",
-    detail: typeof error.message === "string" ? error.message : String(e)
-  })
+/** A failure as a controller receives it, its words through `ErrorText` (bounded, and masked with the host's masker). */
+const hostError = (e: unknown, masker?: Secrets.Masker) => {
+  const { message, tag } = ErrorText.describe(e, { masker })
+  return new HostError({ reason: tag, detail: message })
 }
 
 /** The credentials file: each credential a controller may present, and the scope it grants. */
@@ -61,17 +90,41 @@ export const CredentialsFile = Schema.parseJson(Schema.Struct({
 
 const decodeCredentials = Schema.decodeUnknownEither(CredentialsFile)
 
-/** Reads the credentials file (credential to scope); a missing, unreadable or malformed file trusts no one. */
-const readCredentials = (file: string): ReadonlyMap<string, string> => {
+/** Every credential of the credentials file with its scope, the weak ones too; none when it is missing, unreadable or malformed. */
+const readAllCredentials = (file: string): ReadonlyArray<readonly [string, string]> => {
   let text: string
   try {
     text = Fs.readFileSync(file, "utf8")
   } catch {
-    return new Map()
+    return []
   }
   const decoded = decodeCredentials(text)
-  return decoded._tag === "Right" ? new Map(Object.entries(decoded.right.credentials)) : new Map()
+  return decoded._tag === "Right" ? Object.entries(decoded.right.credentials) : []
 }
+
+/**
+ * Reads the credentials file (credential to scope); a missing, unreadable
+ * or malformed file trusts no one, and a credential shorter than
+ * `MIN_CREDENTIAL_CHARS` (written there after the host started) is never
+ * accepted.
+ */
+const readCredentials = (file: string): ReadonlyMap<string, string> =>
+  new Map(readAllCredentials(file).filter(([credential]) => credential.length >= MIN_CREDENTIAL_CHARS))
+
+/** Fails when the credentials file names a credential too short to be safe, naming its scope (never the credential). */
+const checkCredentials = (file: string) =>
+  Effect.suspend(() => {
+    const weak = readAllCredentials(file).filter(([credential]) => credential.length < MIN_CREDENTIAL_CHARS)
+    if (weak.length === 0) return Effect.void
+    const scopes = weak.slice(0, 5).map(([, scope]) => JSON.stringify(scope)).join(", ")
+    return Effect.fail(
+      new HostStartError({
+        reason: "weak-credential",
+        file,
+        detail: `${weak.length === 1 ? "a credential" : `${weak.length} credentials`} (for scope ${scopes}) ${weak.length === 1 ? "is" : "are"} shorter than ${MIN_CREDENTIAL_CHARS} characters; replace ${weak.length === 1 ? "it" : "them"} with random ones (make one with \`openssl rand -hex 16\`)`
+      })
+    )
+  })
 
 /** The characters of content after which a `Pages` call stops, whatever its count (well under a frame even with every character escaped). */
 const PAGES_AHEAD_CHARS = 64 * 1024
@@ -107,9 +160,13 @@ const pagesFrom = (
 /** The handlers of the host's calls, over a process manager of its own. */
 export const handlers = (options: Options) =>
   HostRpcs.toLayer(Effect.gen(function*() {
+    yield* checkCredentials(options.credentials)
     const directory = Path.resolve(options.directory)
     const identity = yield* HostIdentity.loadOrCreate(Path.join(directory, "identity"))
     const manager = yield* Process.make(options)
+    // every error a controller receives is masked as any output is
+    const masker = yield* Secrets.Secrets
+    const failed = (e: unknown) => hostError(e, masker)
     const ttl = options.leaseTtlMillis ?? Lease.DEFAULT_TTL_MILLIS
     // over TCP and WebSocket, a connection that shows an accepted credential or lease is let past the handshake limits
     const sessions = yield* Effect.serviceOption(Listener.Sessions)
@@ -121,11 +178,12 @@ export const handlers = (options: Options) =>
     const check = (token: string, clientId: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Either.match(Lease.verify(identity.secret, identity.hash, readCredentials(options.credentials), token, now), {
-          onLeft: (e) => Effect.fail(hostError(e)),
+          onLeft: (e) => Effect.fail(failed(e)),
           onRight: (grant) => Effect.as(authenticated(clientId), Lease.callerOf(grant))
         }))
+    const waits = yield* waitRegistry(options, identity, limitsOf(options).maxWaitsPerScope, failed)
     const run = <A, E>(token: string, clientId: number, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
-      Effect.flatMap(check(token, clientId), (caller) => Effect.mapError(f(caller), hostError))
+      Effect.flatMap(check(token, clientId), (caller) => Effect.mapError(f(caller), failed))
     /** Like `run`, for a job the controller names by pid and, when it knows it, generation. */
     const onJob = <A, E>(
       token: string,
@@ -146,7 +204,7 @@ export const handlers = (options: Options) =>
         Effect.gen(function*() {
           const scope = Lease.scopeOf(readCredentials(options.credentials), credential)
           if (scope === undefined) {
-            return yield* hostError(new Lease.LeaseRefused({ reason: "credential", detail: "this host does not know that credential" }))
+            return yield* failed(new Lease.LeaseRefused({ reason: "credential", detail: "this host does not know that credential" }))
           }
           const issuedAt = yield* Clock.currentTimeMillis
           const lease = Lease.issue(identity.secret, {
@@ -174,17 +232,15 @@ export const handlers = (options: Options) =>
       Search: ({ cursor, generation, ignoreCase, lease, maxResults, pattern, pid }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) =>
           // a search runs up to its deadline: the lease is checked again before its matches are returned
-          Effect.zipLeft(Effect.mapError(manager.search(caller, { pid, pattern, ignoreCase, maxResults, cursor }), hostError), check(lease, clientId))),
+          Effect.zipLeft(Effect.mapError(manager.search(caller, { pid, pattern, ignoreCase, maxResults, cursor }), failed), check(lease, clientId))),
       Wait: ({ fromLine, generation, lease, pattern, pid, timeoutMillis }, { clientId }) =>
-        onJob(lease, clientId, pid, generation, (caller) => {
+        onJob(lease, clientId, pid, generation, (caller) =>
           // the lease is checked while the job is waited on and again once the wait is over:
           // output printed after a revocation is never returned
-          const revoked = Effect.forever(Effect.zipRight(Effect.sleep(RECHECK_MILLIS), check(lease, clientId)))
-          return Effect.zipLeft(
-            Effect.raceFirst(Effect.mapError(manager.wait(caller, { pid, timeoutMillis, pattern, fromLine }), hostError), revoked),
+          Effect.zipLeft(
+            waits.watched(lease, caller, Effect.mapError(manager.wait(caller, { pid, timeoutMillis, pattern, fromLine }), failed)),
             check(lease, clientId)
-          )
-        }),
+          )),
       Stdin: ({ close, data, generation, lease, pid }, { clientId }) =>
         onJob(lease, clientId, pid, generation, (caller) =>
           Effect.zipRight(
@@ -204,6 +260,66 @@ export const handlers = (options: Options) =>
     }
   }))
 
+/**
+ * The waits running on a host: how many each scope has (at most `max`;
+ * past them a wait is refused, saying so), and the leases they run on,
+ * which one fiber looks at again every `RECHECK_MILLIS` for all of them,
+ * ending every wait on a lease once it is revoked. A wait costs a count
+ * and a place in its lease's record, not a timer or a fiber of its own.
+ */
+const waitRegistry = (options: Options, identity: HostIdentity.HostIdentity, max: number, failed: (e: unknown) => HostError) =>
+  Effect.gen(function*() {
+    const byScope = new Map<string, number>()
+    const leases = new Map<string, { readonly revoked: Deferred.Deferred<never, HostError>; waits: number }>()
+    const recheck = Effect.suspend(() => {
+      if (leases.size === 0) return Effect.void
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const credentials = readCredentials(options.credentials)
+        return Effect.forEach(leases, ([token, entry]) => {
+          const verified = Lease.verify(identity.secret, identity.hash, credentials, token, now)
+          return verified._tag === "Left" ? Deferred.fail(entry.revoked, failed(verified.left)) : Effect.void
+        }, { discard: true })
+      })
+    })
+    yield* Effect.forkScoped(Effect.repeat(recheck, Schedule.spaced(RECHECK_MILLIS)))
+    /** Runs a wait counted against its scope, ended early with the lease's refusal once it is revoked. */
+    const watched = <A>(token: string, caller: Process.Caller, wait: Effect.Effect<A, HostError>): Effect.Effect<A, HostError | WaitLimit> =>
+      Effect.acquireUseRelease(
+        Effect.suspend(() => {
+          const scope = scopeOfCaller(caller)
+          const running = byScope.get(scope) ?? 0
+          if (running >= max) return Effect.fail(new WaitLimit({ max }))
+          byScope.set(scope, running + 1)
+          let entry = leases.get(token)
+          if (entry === undefined) {
+            entry = { revoked: Deferred.unsafeMake<never, HostError>(FiberId.none), waits: 0 }
+            leases.set(token, entry)
+          }
+          entry.waits++
+          return Effect.succeed({ scope, entry })
+        }),
+        ({ entry }) => Effect.raceFirst(wait, Deferred.await(entry.revoked)),
+        ({ entry, scope }) =>
+          Effect.sync(() => {
+            const left = (byScope.get(scope) ?? 1) - 1
+            if (left <= 0) byScope.delete(scope)
+            else byScope.set(scope, left)
+            if (--entry.waits === 0) leases.delete(token)
+          })
+      )
+    return { watched }
+  })
+
+/** The scope a lease's caller acts in (its channel is `[scope, channel]` as JSON). */
+const scopeOfCaller = (caller: Process.Caller): string => {
+  try {
+    const parsed: unknown = JSON.parse(caller.channel)
+    return Array.isArray(parsed) && typeof parsed[0] === "string" ? parsed[0] : caller.channel
+  } catch {
+    return caller.channel
+  }
+}
+
 /** Everything the handlers need on Node, with records and the cursor key in the host's directory. */
 const services = (options: Options) => {
   const directory = Path.resolve(options.directory)
@@ -212,12 +328,26 @@ const services = (options: Options) => {
     NodeChild.layerForJobs(),
     NodeBodies.layerWithout({ directory: Path.join(directory, "spools") }),
     Secrets.layerFromEnv,
-    Cursor.layerKey(new Uint8Array(Fs.readFileSync(ensureKey(Path.join(directory, "cursor.key"))))),
+    cursorKey(Path.join(directory, "cursor.key")),
     Access.allowOwners,
     // wait patterns run on worker threads, each ended at its wait's deadline
     NodePattern.layer()
   ).pipe(Layer.provideMerge(Layer.merge(Secrets.layerFromEnv, Access.allowOwners)))
 }
+
+/** The cursor key kept in the host's directory, made on the first start; a key file too short stops the start. */
+const cursorKey = (file: string) =>
+  Layer.unwrapEffect(Effect.suspend(() => {
+    const key = new Uint8Array(Fs.readFileSync(ensureKey(file)))
+    if (key.length >= Cursor.MIN_KEY_BYTES) return Effect.succeed(Cursor.layerKey(key))
+    return Effect.fail(
+      new HostStartError({
+        reason: "weak-cursor-key",
+        file,
+        detail: `the cursor key is ${key.length} bytes; it must be ${Cursor.MIN_KEY_BYTES} random bytes or more. Remove the file and the host makes a new one (cursors signed with the old key stop working)`
+      })
+    )
+  }))
 
 const ensureKey = (file: string) => {
   try {
@@ -228,7 +358,7 @@ const ensureKey = (file: string) => {
   return file
 }
 
-const limitsOf = (options: Options): Listener.Limits => ({ ...Listener.defaultLimits, ...options.limits })
+const limitsOf = (options: Options): Limits => ({ ...defaultLimits, ...options.limits })
 
 /** The host's calls, by name. */
 const tags: ReadonlySet<string> = new Set(HostRpcs.requests.keys())

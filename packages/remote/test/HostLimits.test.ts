@@ -50,9 +50,9 @@ const AFTER_FLOOD_MIB = 64
 describe("a host before authentication", () => {
   it.scopedLive("40 TCP connections each sending 15 MiB without a newline: each is closed with its reason, an authenticated client is served, memory stays bounded", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { host, port } = yield* hostProcess(files)
-      const leased = yield* controllerOn(port, "tcp", "cred-a")
+      const leased = yield* controllerOn(port, "tcp", "cred-a-4f9c2e7b1d8a")
       const warm = yield* leased.start({ command: "echo warm" })
       yield* leased.wait(warm.pid, 10_000)
       const idle = rssMiB(host.pid!)
@@ -72,7 +72,7 @@ describe("a host before authentication", () => {
       }))
       expect(result.view.output).toBe("served during the flood\n")
       for (const c of result.flood) {
-        expect(c.seen.lines.join("\n")).toMatch(/the host (closed|refused) the connection: (a frame is longer than 1048576 bytes|32 connections are waiting to authenticate)/)
+        expect(c.seen.lines.join("\n")).toMatch(/the host closed the connection: (a frame is longer than 1048576 bytes|it had not authenticated when newer connections came)/)
       }
       const settled = yield* settlesUnder(host.pid!, idle + AFTER_FLOOD_MIB, 10)
       expect(peak).toBeLessThan(idle + FLOOD_PEAK_MIB)
@@ -85,9 +85,9 @@ describe("a host before authentication", () => {
 
   it.scopedLive("30 WebSocket connections each sending one 99 MiB frame: each is closed (1009), an authenticated client is served, memory stays bounded", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { host, port } = yield* hostProcess(files, "--listen-ws")
-      const leased = yield* controllerOn(port, "ws", "cred-a")
+      const leased = yield* controllerOn(port, "ws", "cred-a-4f9c2e7b1d8a")
       const warm = yield* leased.start({ command: "echo warm" })
       yield* leased.wait(warm.pid, 10_000)
       const idle = rssMiB(host.pid!)
@@ -124,7 +124,7 @@ const leaseFrame = (id: number, credential: string) =>
 describe("a host's connection limits", () => {
   it.scopedLive("closes a connection that does not authenticate in time, with its reason, on TCP and WebSocket", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const tcp = yield* hostProcess(files, "--listen", ["--handshake-timeout", "1"])
       const silent = rawTcp(tcp.port)
       // a wrong credential is answered, and is not authentication
@@ -133,7 +133,7 @@ describe("a host's connection limits", () => {
       expect(silent.seen.lines[0]).toContain("does not know that credential")
       expect(silent.seen.lines.at(-1)).toContain("the host closed the connection: no credential or lease within 1 s")
 
-      const files2 = hostFiles({ "cred-a": "team-a" })
+      const files2 = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const ws = yield* hostProcess(files2, "--listen-ws", ["--handshake-timeout", "1"])
       const quiet = rawWs(ws.port)
       expect(yield* Effect.promise(() => quiet.upgrade)).toBe(true)
@@ -141,7 +141,7 @@ describe("a host's connection limits", () => {
       expect(quiet.seen.close).toEqual({ code: 1008, reason: "no credential or lease within 1 s" })
       // authenticated in time, a connection stays
       const shown = rawTcp(tcp.port)
-      shown.socket.write(leaseFrame(1, "cred-a"))
+      shown.socket.write(leaseFrame(1, "cred-a-4f9c2e7b1d8a"))
       yield* Effect.sleep("2 seconds")
       expect(shown.socket.destroyed).toBe(false)
       expect(shown.seen.lines[0]).toContain(`"_tag":"Exit"`)
@@ -150,44 +150,49 @@ describe("a host's connection limits", () => {
       Fs.rmSync(files2.root, { recursive: true, force: true })
     }), 30_000)
 
-  it.scopedLive("refuses connections beyond the unauthenticated limit, and makes room as they authenticate", () =>
+  it.scopedLive("past the unauthenticated limit, closes the oldest waiting connection to make room; authenticated ones never count", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { port } = yield* hostProcess(files, "--listen", ["--max-unauthenticated", "3"])
       const waiting = Array.from({ length: 3 }, () => rawTcp(port))
       yield* Effect.promise(() => Promise.all(waiting.map((c) => c.connected)))
       yield* Effect.sleep("200 millis")
       const fourth = rawTcp(port)
-      yield* Effect.promise(() => fourth.seen.ended)
-      expect(fourth.seen.lines.join("\n")).toContain("the host refused the connection: 3 connections are waiting to authenticate already")
-      // one of them authenticates: there is room for one more
-      waiting[0]!.socket.write(leaseFrame(1, "cred-a"))
+      yield* Effect.promise(() => waiting[0]!.seen.ended)
+      expect(waiting[0]!.seen.lines.join("\n")).toContain("the host closed the connection: it had not authenticated when newer connections came (3 may wait at once)")
+      expect(fourth.socket.destroyed).toBe(false)
+      // one of them authenticates: it is never pushed out, however many come after
+      waiting[1]!.socket.write(leaseFrame(1, "cred-a-4f9c2e7b1d8a"))
       yield* Effect.sleep("500 millis")
-      const fifth = rawTcp(port)
-      fifth.socket.write(leaseFrame(1, "cred-a"))
-      yield* Effect.sleep("500 millis")
-      expect(fifth.seen.lines[0]).toContain(`"_tag":"Exit"`)
-      for (const c of [...waiting, fifth]) c.socket.destroy()
+      expect(waiting[1]!.seen.lines[0]).toContain(`"_tag":"Exit"`)
+      const later = Array.from({ length: 6 }, () => rawTcp(port))
+      yield* Effect.promise(() => Promise.all([waiting[2]!.seen.ended, fourth.seen.ended, later[0]!.seen.ended, later[1]!.seen.ended, later[2]!.seen.ended]))
+      expect(waiting[1]!.socket.destroyed).toBe(false)
+      waiting[1]!.socket.write(leaseFrame(2, "cred-a-4f9c2e7b1d8a"))
+      yield* Effect.sleep("300 millis")
+      expect(waiting[1]!.seen.lines[1]).toContain(`"_tag":"Exit"`)
+      for (const c of [...waiting, fourth, ...later]) c.socket.destroy()
 
-      const files2 = hostFiles({ "cred-a": "team-a" })
+      const files2 = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const ws = yield* hostProcess(files2, "--listen-ws", ["--max-unauthenticated", "1"])
       const first = rawWs(ws.port)
       expect(yield* Effect.promise(() => first.upgrade)).toBe(true)
       const second = rawWs(ws.port)
-      expect(yield* Effect.promise(() => second.upgrade)).toBe(false)
-      expect(second.seen.status).toBe("HTTP/1.1 503 Service Unavailable")
-      expect(second.seen.lines.join("")).toContain("1 connections are waiting to authenticate already")
-      first.socket.destroy()
+      expect(yield* Effect.promise(() => second.upgrade)).toBe(true)
+      yield* Effect.promise(() => first.seen.ended)
+      expect(first.seen.close?.code).toBe(1013)
+      expect(first.seen.lines.join("")).toContain("it had not authenticated when newer connections came (1 may wait at once)")
+      second.socket.destroy()
       Fs.rmSync(files.root, { recursive: true, force: true })
       Fs.rmSync(files2.root, { recursive: true, force: true })
     }), 30_000)
 
   it.scopedLive("closes an authenticated connection left idle, with its reason", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { port } = yield* hostProcess(files, "--listen", ["--idle-timeout", "1"])
       const c = rawTcp(port)
-      c.socket.write(leaseFrame(1, "cred-a"))
+      c.socket.write(leaseFrame(1, "cred-a-4f9c2e7b1d8a"))
       yield* Effect.promise(() => c.seen.ended)
       expect(c.seen.lines[0]).toContain(`"_tag":"Exit"`)
       expect(c.seen.lines.at(-1)).toContain("the host closed the connection: idle for 1 s")
@@ -196,7 +201,7 @@ describe("a host's connection limits", () => {
 
   it.scopedLive("closes a connection that sends a frame that is not JSON or not a frame, with its reason", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { port } = yield* hostProcess(files, "--listen", ["--max-frame-bytes", "4096"])
       for (const [frame, reason] of [
         ["{not json\n", "a frame is not JSON"],
@@ -235,10 +240,10 @@ const hostileFrames = fc.oneof(
 describe("a host's frame decoder under fuzzing", () => {
   it.scopedLive("answers or closes with a reason every connection sending random frames, over TCP and WebSocket, and stays up", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const limits = ["--handshake-timeout", "2", "--max-frame-bytes", "65536"]
       const tcp = yield* hostProcess(files, "--listen", limits)
-      const files2 = hostFiles({ "cred-a": "team-a" })
+      const files2 = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const ws = yield* hostProcess(files2, "--listen-ws", limits)
       const cases = fc.sample(fc.array(hostileFrames, { minLength: 1, maxLength: 3 }), { numRuns: 120 })
       for (let start = 0; start < cases.length; start += 24) {
@@ -271,7 +276,7 @@ describe("a host's frame decoder under fuzzing", () => {
       expect(tcp.host.exitCode).toBe(null)
       expect(ws.host.exitCode).toBe(null)
       for (const [port, transport] of [[tcp.port, "tcp"], [ws.port, "ws"]] as const) {
-        const leased = yield* controllerOn(port, transport, "cred-a")
+        const leased = yield* controllerOn(port, transport, "cred-a-4f9c2e7b1d8a")
         const job = yield* leased.start({ command: "echo still up" })
         expect(((yield* leased.wait(job.pid, 10_000)) as View).output).toBe("still up\n")
       }

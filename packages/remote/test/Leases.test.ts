@@ -6,14 +6,14 @@ import { hostFiles, hostProcess } from "./hosts.js"
 
 const secret = new Uint8Array(32).fill(7)
 const host = "h".repeat(32)
-const credentials = new Map([["cred-a", "team-a"]])
+const credentials = new Map([["cred-a-4f9c2e7b1d8a", "team-a"]])
 const now = 1_800_000_000_000
 const grant: Lease.Grant = {
   scope: "team-a",
   owner: "o",
   channel: "c",
   host,
-  fence: Lease.fenceOf("cred-a"),
+  fence: Lease.fenceOf("cred-a-4f9c2e7b1d8a"),
   issuedAt: now,
   expiresAt: now + 60_000
 }
@@ -31,7 +31,7 @@ describe("Lease", () => {
     expect(expired.reason).toBe("expired")
     expect(expired.message).toContain("expired at")
     expect(Lease.verify(secret, "x".repeat(32), credentials, token, now).pipe(Either.flip, Either.getOrThrow).reason).toBe("host")
-    expect(Lease.verify(secret, host, new Map([["cred-a", "team-b"]]), token, now).pipe(Either.flip, Either.getOrThrow).reason).toBe("revoked")
+    expect(Lease.verify(secret, host, new Map([["cred-a-4f9c2e7b1d8a", "team-b"]]), token, now).pipe(Either.flip, Either.getOrThrow).reason).toBe("revoked")
   })
 
   it("is accepted only exactly as issued: junk after the signature, padding or re-encoding is refused", () => {
@@ -66,14 +66,14 @@ const controllerOn = (port: number) =>
 describe("leases over the wire", () => {
   it.scopedLive("a lease with junk appended is refused; scope prod with channel ci/x does not reach scope prod/ci's channel x", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-prod": "prod", "cred-prod-ci": "prod/ci" })
+      const files = hostFiles({ "cred-prod-7a1e9c4b": "prod", "cred-prod-ci-2d6f0a": "prod/ci" })
       const { port } = yield* hostProcess(files)
       const context = yield* controllerOn(port)
       const client = yield* Effect.provide(Controller.HostConnection, context)
-      const ci = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-prod-ci", { owner: "o", channel: "x" })).pipe(Effect.provide(context))
+      const ci = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-prod-ci-2d6f0a", { owner: "o", channel: "x" })).pipe(Effect.provide(context))
       const job = yield* ci.start({ command: "echo for prod/ci channel x" })
       expect(((yield* ci.wait(job.pid, 10_000)) as View).output).toBe("for prod/ci channel x\n")
-      const prod = yield* client.Lease({ credential: "cred-prod", owner: "o", channel: "ci/x" })
+      const prod = yield* client.Lease({ credential: "cred-prod-7a1e9c4b", owner: "o", channel: "ci/x" })
       const reached = yield* Effect.flip(client.Poll({ lease: prod.lease, pid: job.pid }))
       expect(reached.message).toMatch(/no job with pid|may not/)
       for (const junk of ["!!", "==", "="]) {
@@ -85,12 +85,12 @@ describe("leases over the wire", () => {
 
   it.scopedLive("leases expire and are refused with a clear error; a controller renews its own before they do", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { port } = yield* hostProcess(files, "--listen", ["--lease-ttl", "2"])
       const context = yield* controllerOn(port)
       const client = yield* Effect.provide(Controller.HostConnection, context)
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", me)).pipe(Effect.provide(context))
-      const raw = yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })
+      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
+      const raw = yield* client.Lease({ credential: "cred-a-4f9c2e7b1d8a", owner: me.owner, channel: me.channel })
       expect(raw.ttlMillis).toBe(2000)
       const job = yield* leased.start({ command: "echo kept" })
       yield* Effect.sleep("2500 millis")
@@ -105,17 +105,17 @@ describe("leases over the wire", () => {
 
   it.scopedLive("a wait begun before a revocation returns nothing printed after it", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a", "cred-b": "team-b" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a", "cred-b-8e3a6c0f5b2d": "team-b" })
       const { port } = yield* hostProcess(files)
       const context = yield* controllerOn(port)
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", me)).pipe(Effect.provide(context))
+      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
       for (const pattern of ["AFTER", undefined]) {
-        Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a": "team-a", "cred-b": "team-b" } }))
+        Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a-4f9c2e7b1d8a": "team-a", "cred-b-8e3a6c0f5b2d": "team-b" } }))
         const job = yield* leased.start({ command: "echo before; sleep 1.5; echo AFTER-REVOCATION; sleep 1" })
         yield* leased.wait(job.pid, 10_000, "before", 1)
         const waiting = yield* Effect.fork(leased.wait(job.pid, 10_000, pattern))
         yield* Effect.sleep("500 millis")
-        Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
+        Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b-8e3a6c0f5b2d": "team-b" } }))
         const exit = yield* Fiber.await(waiting)
         expect(JSON.stringify(exit)).not.toContain("AFTER-REVOCATION")
         expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("lease refused (revoked)")
@@ -127,9 +127,9 @@ describe("leases over the wire", () => {
 describe("a host wait with a pattern that cannot finish", () => {
   it.scopedLive("ends at the wait's timeout, while the host answers other calls", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { port } = yield* hostProcess(files)
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", me)).pipe(Effect.provide(yield* controllerOn(port)))
+      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(yield* controllerOn(port)))
       // lines of random a and b: RE2's DFA gives up on the pattern below, and its NFA takes about a second a line
       const job = yield* leased.start({
         command: `node -e "for (let i = 0; i < 24; i++) { let s = ''; for (let k = 0; k < 65000; k++) s += Math.random() < 0.5 ? 'a' : 'b'; console.log(s) }"; sleep 30`

@@ -48,11 +48,11 @@ describe("a host over stdio", () => {
 
   it.scopedLive("refuses forged leases, revoked credentials, other scopes, and a host with a new identity", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a", "cred-b": "team-b" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a", "cred-b-8e3a6c0f5b2d": "team-b" })
       const first = yield* Scope.make()
       const context = yield* Layer.build(overStdio(files)).pipe(Scope.extend(first))
-      const a = yield* leaseWith("cred-a").pipe(Effect.provide(context))
-      const b = yield* leaseWith("cred-b").pipe(Effect.provide(context))
+      const a = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
+      const b = yield* leaseWith("cred-b-8e3a6c0f5b2d").pipe(Effect.provide(context))
       expect((yield* Effect.flip(leaseWith("no-such-credential").pipe(Effect.provide(context)))).message).toContain("does not know that credential")
       const job = yield* a.start({ command: "echo for team a" })
       yield* a.wait(job.pid, 10_000)
@@ -60,25 +60,25 @@ describe("a host over stdio", () => {
       expect((yield* Effect.flip(b.poll(job.pid))).message).toMatch(/no job with pid|may not/)
       // a forged lease: the right shape, signed with another secret
       const client = Effect.provide(Controller.HostConnection, context)
-      const forged = Lease.issue(new Uint8Array(32).fill(1), { scope: "team-a", owner: me.owner, channel: me.channel, host: a.host, fence: Lease.fenceOf("cred-a"), issuedAt: Date.now(), expiresAt: Date.now() + 60_000 })
+      const forged = Lease.issue(new Uint8Array(32).fill(1), { scope: "team-a", owner: me.owner, channel: me.channel, host: a.host, fence: Lease.fenceOf("cred-a-4f9c2e7b1d8a"), issuedAt: Date.now(), expiresAt: Date.now() + 60_000 })
       const refused = yield* Effect.flip(Effect.flatMap(client, (c) => c.Poll({ lease: forged, pid: job.pid })))
       expect(refused.message).toContain("lease refused (forged)")
       // a call naming the pid of a job with another generation (a later job that got the pid) is refused
-      const token = (yield* Effect.flatMap(client, (c) => c.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel }))).lease
+      const token = (yield* Effect.flatMap(client, (c) => c.Lease({ credential: "cred-a-4f9c2e7b1d8a", owner: me.owner, channel: me.channel }))).lease
       const stale = yield* Effect.flip(Effect.flatMap(client, (c) => c.Poll({ lease: token, pid: job.pid, generation: "an-earlier-job" })))
       expect(stale.message).toContain("does not belong to the current job")
       // revoking the credential ends the lease at once
-      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b-8e3a6c0f5b2d": "team-b" } }))
       expect((yield* Effect.flip(a.poll(job.pid))).message).toContain("lease refused (revoked)")
-      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a": "team-a" } }))
-      const again = yield* leaseWith("cred-a", { expectHost: a.host }).pipe(Effect.provide(context))
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a-4f9c2e7b1d8a": "team-a" } }))
+      const again = yield* leaseWith("cred-a-4f9c2e7b1d8a", { expectHost: a.host }).pipe(Effect.provide(context))
       expect(((yield* again.poll(job.pid)) as View).output).toBe("for team a\n")
       yield* Scope.close(first, Exit.void)
 
       // the host comes back with a new identity: old leases and the old identity are refused
       Fs.rmSync(Path.join(files.directory, "identity"))
       const context2 = yield* Layer.build(overStdio(files))
-      const mismatch = yield* Effect.flip(leaseWith("cred-a", { expectHost: a.host }).pipe(Effect.provide(context2)))
+      const mismatch = yield* Effect.flip(leaseWith("cred-a-4f9c2e7b1d8a", { expectHost: a.host }).pipe(Effect.provide(context2)))
       expect(mismatch._tag).toBe("HostMismatch")
       const client2 = Effect.provide(Controller.HostConnection, context2)
       const old = yield* Effect.flip(Effect.flatMap(client2, (c) => c.Poll({ lease: Lease.issue(new Uint8Array(32), { scope: "x", owner: "x", channel: "x", host: a.host, fence: "x", issuedAt: 0, expiresAt: Date.now() + 60_000 }), pid: job.pid })))
@@ -88,10 +88,10 @@ describe("a host over stdio", () => {
 
   it.scopedLive("searches a job's output on the host through the lease, in pages; its failure lines cross with the view", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a", "cred-b": "team-b" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a", "cred-b-8e3a6c0f5b2d": "team-b" })
       const context = yield* Layer.build(overStdio(files))
-      const a = yield* leaseWith("cred-a").pipe(Effect.provide(context))
-      const b = yield* leaseWith("cred-b").pipe(Effect.provide(context))
+      const a = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
+      const b = yield* leaseWith("cred-b-8e3a6c0f5b2d").pipe(Effect.provide(context))
       const job = yield* a.start({ command: "seq 1 1500; echo 'src/app.ts(1501,7): error TS2322: no'; seq 1502 4002; exit 2" })
       const view = yield* a.wait(job.pid, 10_000)
       expect(view.retention.failure_lines).toEqual([{ line: 1501, text: "src/app.ts(1501,7): error TS2322: no" }])
@@ -111,19 +111,19 @@ describe("a host over stdio", () => {
       expect(second.more).toBe(false)
       // another scope's lease does not reach the job; a revoked credential ends the search too
       expect((yield* Effect.flip(b.search(job.pid, { pattern: "error" }))).message).toMatch(/no job with pid|may not/)
-      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b": "team-b" } }))
+      Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-b-8e3a6c0f5b2d": "team-b" } }))
       expect((yield* Effect.flip(a.search(job.pid, { pattern: "error" }))).message).toContain("lease refused (revoked)")
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 
   it.scopedLive("reserves the 4 MiB allowance before dispatch, and a refused start gives it back", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const quota = Retention.make({ spool: { bytes: 6 * 1024 * 1024 } })
       const context = yield* Layer.build(
         overStdio(files).pipe(Layer.provide(Layer.succeed(Retention.Retention, quota)))
       )
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
       // a start the host refuses (no such directory) releases its reservation
       expect((yield* Effect.flip(leased.start({ command: "true", cwd: "/no/such/dir" })))._tag).toBe("HostError")
       expect(quota.usage("spool").reserved).toBe(0)
@@ -189,10 +189,10 @@ const pageAll = (poll: (cursor: string) => Effect.Effect<unknown, unknown>, firs
  */
 const leasedJob = (command: string, options?: Controller.LayerOptions, pattern?: string) =>
   Effect.gen(function*() {
-    const files = hostFiles({ "cred-a": "team-a" })
+    const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
     const calls: Array<string> = []
     const context = yield* Layer.build(countingOverStdio(files, calls, options))
-    const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+    const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
     const job = yield* leased.start({ command })
     const view = (yield* leased.wait(job.pid, 10_000, pattern, pattern === undefined ? undefined : 1)) as View
     calls.length = 0
@@ -203,7 +203,7 @@ const leasedJob = (command: string, options?: Controller.LayerOptions, pattern?:
 const rawClient = (context: Context.Context<Controller.HostConnection>) =>
   Effect.gen(function*() {
     const client = yield* Effect.provide(Controller.HostConnection, context)
-    const token = (yield* client.Lease({ credential: "cred-a", owner: me.owner, channel: me.channel })).lease
+    const token = (yield* client.Lease({ credential: "cred-a-4f9c2e7b1d8a", owner: me.owner, channel: me.channel })).lease
     return { client, token }
   })
 
@@ -235,7 +235,7 @@ describe("reading ahead through a lease", () => {
 
       const offCalls: Array<string> = []
       const off = yield* Layer.build(countingOverStdio(files, offCalls, { readAhead: false }))
-      const again = yield* leaseWith("cred-a").pipe(Effect.provide(off))
+      const again = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(off))
       expect(yield* pageAll((cursor) => again.poll(job.pid, { cursor, limit: 1000 }), view.retention.cursor)).toEqual(slow)
       expect(offCalls).toEqual(Array.from({ length: 9 }, () => "Poll"))
       // a setting out of range is refused when the layer is built
@@ -267,7 +267,7 @@ describe("reading ahead through a lease", () => {
 
   it.scopedLive("reads one page at a time from a host that does not know the call for several", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       // a host from before the call: the same host, behind a relay that renames the call on its way in
       const relay = [
         "const { spawn } = require('node:child_process')",
@@ -281,7 +281,7 @@ describe("reading ahead through a lease", () => {
         process.execPath,
         ["-e", relay, bin, "host", "--stdio", "--dir", files.directory, "--credentials", files.credentials]
       ))))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "seq 1 20000" })
       const view = (yield* leased.wait(job.pid, 10_000)) as View
       const { client, token } = yield* rawClient(context)
@@ -314,12 +314,12 @@ describe("reading ahead through a lease", () => {
 describe("a host over TCP", () => {
   it.scopedLive("serves the same calls on a loopback port; a host gone at expiry cannot confirm deletion", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { host, port } = yield* hostProcess(files)
       const context = yield* Layer.build(
         Controller.layer({ callTimeout: "3 seconds" }).pipe(Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })))
       )
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "printf 'over tcp\\n'" })
       const tcpView = (yield* leased.wait(job.pid, 10_000)) as View
       expect(tcpView.output).toBe("over tcp\n")
@@ -347,12 +347,12 @@ const controller = (port: number, manifests: Layer.Layer<RemoteRecords.RemoteRec
 describe("a restarted controller", () => {
   it.scopedLive("finds its jobs in its records, needs a fresh lease from the same host, and gets them read-only", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const port = yield* tcpHost(files)
       const records = Path.join(files.root, "controller", "remote-jobs.sqlite")
       const before = yield* Scope.make()
       const first = yield* Layer.build(controller(port, Controller.manifestsAt(records))).pipe(Scope.extend(before))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(first))
+      const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(first))
       const job = yield* leased.start({ command: "echo started before the restart; sleep 30", stdin: true })
       yield* leased.wait(job.pid, 10_000, "restart")
       expect(yield* leased.jobs).toEqual([{ pid: job.pid, command: "echo started before the restart; sleep 30", readOnly: false }])
@@ -362,7 +362,7 @@ describe("a restarted controller", () => {
       const remote = yield* Controller.RemoteLease.pipe(Effect.provide(after))
       const hosts = yield* remote.knownHosts(me)
       expect(hosts).toEqual([leased.host])
-      const again = yield* remote.lease("cred-a", me, { expectHost: hosts[0] })
+      const again = yield* remote.lease("cred-a-4f9c2e7b1d8a", me, { expectHost: hosts[0] })
       expect(yield* again.jobs).toEqual([{ pid: job.pid, command: "echo started before the restart; sleep 30", readOnly: true }])
       expect(((yield* again.poll(job.pid)) as View).output).toBe("started before the restart\n")
       expect((yield* Effect.flip(again.stdin(job.pid, "x")))._tag).toBe("RemoteJobReadOnly")
@@ -379,9 +379,9 @@ describe("a restarted controller", () => {
 describe("output expiry", () => {
   it.scopedLive("a sweep expires what the host said has expired, deleting it there", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const context = yield* Layer.build(overStdio(files))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "echo kept a day" })
       const view = (yield* leased.wait(job.pid, 10_000)) as View & { retention: { expires_at: string } }
       const expiresAt = Date.parse(view.retention.expires_at)
@@ -401,18 +401,18 @@ const pgUrl = process.env.SPILLWAY_TEST_PG_URL
 describe.skipIf(pgUrl === undefined || pgUrl === "")("controllers sharing one PostgreSQL", () => {
   it.scopedLive("see the same remote jobs", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const port = yield* tcpHost(files)
       // a channel of this run's own, so records of other runs in the shared database stay out of view
       const caller = { owner: "shared", channel: `run-${Date.now()}-${Math.random()}` }
       const one = yield* Layer.build(controller(port, Controller.manifestsAt(pgUrl!)))
       const two = yield* Layer.build(controller(port, Controller.manifestsAt(pgUrl!)))
-      const a = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", caller)).pipe(Effect.provide(one))
+      const a = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", caller)).pipe(Effect.provide(one))
       const job = yield* a.start({ command: "echo seen by both" })
       yield* a.wait(job.pid, 10_000)
       const remote = yield* Controller.RemoteLease.pipe(Effect.provide(two))
       expect(yield* remote.knownHosts(caller)).toEqual([a.host])
-      const b = yield* remote.lease("cred-a", caller, { expectHost: a.host })
+      const b = yield* remote.lease("cred-a-4f9c2e7b1d8a", caller, { expectHost: a.host })
       expect(yield* b.jobs).toEqual([{ pid: job.pid, command: "echo seen by both", readOnly: true }])
       expect(((yield* b.poll(job.pid)) as View).output).toBe("seen by both\n")
       yield* a.expire(job.pid)
@@ -434,10 +434,10 @@ const fixedClock = (now: number): Clock.Clock => ({
 describe("a host over WebSocket", () => {
   it.scopedLive("serves the same calls", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const port = yield* tcpHost(files, "--listen-ws")
       const context = yield* Layer.build(Controller.layer().pipe(Layer.provideMerge(Controller.layerWebSocket(`ws://127.0.0.1:${port}`))))
-      const leased = yield* leaseWith("cred-a").pipe(Effect.provide(context))
+      const leased = yield* leaseWith("cred-a-4f9c2e7b1d8a").pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "echo over a websocket" })
       expect(((yield* leased.wait(job.pid, 10_000)) as View).output).toBe("over a websocket\n")
       Fs.rmSync(files.root, { recursive: true, force: true })

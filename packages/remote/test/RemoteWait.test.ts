@@ -12,12 +12,12 @@ type Waited = { readonly retention: { readonly wait?: Record<string, unknown> } 
 describe("a host wait on a pattern", () => {
   it.scopedLive("ends on a line printed after the call, and counts the lines already printed from fromLine on", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a": "team-a" })
+      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const { port } = yield* hostProcess(files)
       const context = yield* Layer.build(
         Controller.layer({ callTimeout: "20 seconds" }).pipe(Layer.provideMerge(Controller.layerTcp({ host: "127.0.0.1", port })))
       )
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a", me)).pipe(Effect.provide(context))
+      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
       const job = yield* leased.start({ command: "echo compiled ok; sleep 1.5; echo compiled ok; sleep 30" })
       const first = (yield* leased.wait(job.pid, 10_000, "compiled", 1)) as Waited
       expect(first.retention.wait).toMatchObject({ ended_by: "match", match: { line: 1 }, next_line: 2 })

@@ -16,7 +16,7 @@ import type * as Toolkit from "@effect/ai/Toolkit"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Delivery, Secrets } from "@spillway/core"
+import { Delivery, ErrorText, Secrets } from "@spillway/core"
 import { Cause, Context, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
 import * as Replies from "./Replies.js"
 import { Facts } from "./Tools.js"
@@ -27,10 +27,7 @@ const describe = (name: string, cause: Cause.Cause<unknown>): { readonly words: 
   if (error._tag === "MalformedOutput" && ParseResult.isParseError(error.cause)) {
     return { words: `invalid arguments for ${name}: ${ParseResult.TreeFormatter.formatErrorSync(error.cause)}`, kind: "InvalidArguments" }
   }
-  return {
-    words: typeof error.message === "string" && error.message !== "" ? error.message : String(error),
-    kind: Replies.kindOf(typeof error._tag === "string" ? error._tag : "")
-  }
+  return { words: ErrorText.messageOf(error), kind: Replies.kindOf(typeof error._tag === "string" ? error._tag : "") }
 }
 
 /** A failed call as delivered: the words a model reads, and the same words with their kind for programs. */

@@ -8,35 +8,20 @@
  *
  * @since 0.1.0
  */
-import type { Secrets } from "@spillway/core"
+import { ErrorText } from "@spillway/core"
 import { Schema } from "effect"
 
-/** Longest error text a model is handed, in characters. */
-export const MAX_ERROR_CHARS = 2_000
+/** Longest error text a model is handed, in characters (`ErrorText.MAX_CHARS`). */
+export const MAX_ERROR_CHARS = ErrorText.MAX_CHARS
 
 /** How replies are made safe: the masker, and absolute paths shown by a name instead. */
-export interface Options {
-  readonly masker?: Secrets.Masker | undefined
-  /** Absolute paths and what to show instead, such as the output directory shown as "the output directory". */
-  readonly paths?: ReadonlyArray<readonly [path: string, shownAs: string]> | undefined
-}
+export type Options = Omit<ErrorText.Options, "maxChars">
 
-/** Cuts text longer than `max` characters in the middle, saying how much was left out. */
-export const cut = (text: string, max: number = MAX_ERROR_CHARS): string => {
-  if (text.length <= max) return text
-  const keep = Math.max(0, max - 60)
-  const head = text.slice(0, Math.ceil(keep * 0.7))
-  const tail = text.slice(text.length - Math.floor(keep * 0.3))
-  return `${head} [… ${text.length - head.length - tail.length} characters left out …] ${tail}`
-}
+/** Cuts text longer than `max` characters in the middle, saying how much was left out (`ErrorText.cut`). */
+export const cut = ErrorText.cut
 
-/** An error text as a model may read it: paths replaced, cut to `MAX_ERROR_CHARS`, then masked. */
-export const safe = (text: string, options: Options = {}): string => {
-  let out = text
-  for (const [path, shownAs] of options.paths ?? []) if (path.length > 1) out = out.split(path).join(shownAs)
-  out = cut(out)
-  return options.masker !== undefined ? options.masker.maskText(out) : out
-}
+/** An error text as a model may read it: paths replaced, cut to `MAX_ERROR_CHARS`, then masked (`ErrorText.safe`). */
+export const safe = (text: string, options: Options = {}): string => ErrorText.safe(text, options)
 
 /**
  * What kind of failure a call met, for programs: a small, stable set. A

@@ -15,11 +15,12 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { Spill } from "@spillway/core"
+import { ErrorText, Secrets, type Spill } from "@spillway/core"
 import { Effect, Option } from "effect"
 import type { BodyRead } from "./BodyRead.js"
 import * as Ansi from "./internal/ansi.js"
 import * as Assets from "./internal/assets.js"
+import * as Gate from "./internal/gate.js"
 import * as Html from "./internal/html.js"
 import * as Views from "./internal/views.js"
 
@@ -48,7 +49,28 @@ export interface Options {
   readonly followMaxMillis?: number | undefined
   /** Most matches one page of a search shows ("next matches" goes on); 200 by default. */
   readonly maxSearchResults?: number | undefined
+  /** Time one request's search and its highlighting may take together; 5 seconds by default. */
+  readonly searchMillis?: number | undefined
+  /** Bytes of a body one request's search reads before it stops and says where to go on; 512 MiB by default. */
+  readonly searchScanBytes?: number | undefined
+  /** Most lines one reply highlights; 1,000 by default. */
+  readonly maxHighlighted?: number | undefined
+  /** Characters of matching lines one search reply holds; the rest are on the next page. 1,000,000 by default. */
+  readonly maxReplyChars?: number | undefined
+  /** Searches running at once in all; more are answered 503 with `Retry-After`. 4 by default. */
+  readonly maxSearches?: number | undefined
+  /** Searches running at once for one client (one address); more are answered 429 with `Retry-After`. 2 by default. */
+  readonly maxSearchesPerClient?: number | undefined
 }
+
+/** Shortest token the view accepts, in characters: 16 (96 bits or more when random). */
+export const MIN_TOKEN_CHARS = 16
+
+/** Why a token is too short to guard the view, or undefined when it will do (`MIN_TOKEN_CHARS` or more). */
+export const tokenProblem = (token: string): string | undefined =>
+  token.length < MIN_TOKEN_CHARS
+    ? `the token is ${token.length} characters long; it must be at least ${MIN_TOKEN_CHARS} (make a random one with \`openssl rand -hex 16\`)`
+    : undefined
 
 /** What the view needs: the read-only grant over the store, and reading saved output by name. */
 export type Requirements = BodyRead | Spill.SpillRead
@@ -66,7 +88,12 @@ const configOf = (o: Options): Views.Config => ({
   jobLines: 500,
   salienceScanBytes: 64 * 1024 * 1024,
   listPageSize: 100,
-  maxListLooked: 5000
+  maxListLooked: 5000,
+  searchMillis: o.searchMillis ?? 5000,
+  searchScanBytes: o.searchScanBytes ?? 512 * 1024 * 1024,
+  maxHighlighted: o.maxHighlighted ?? 1000,
+  maxHighlightChars: 4096,
+  maxReplyChars: o.maxReplyChars ?? 1_000_000
 })
 
 /** A request the view cannot answer as asked. */
@@ -95,6 +122,20 @@ const statusOf = (e: { readonly _tag: string; readonly message: string }): { sta
   }
 }
 
+/**
+ * `statusOf`, its message through the one error-to-text path (`ErrorText`):
+ * bounded and masked with the `Secrets` in context, since an error quotes
+ * what was asked (a name, a pattern) and that may hold a secret.
+ */
+const maskedStatusOf = (e: { readonly _tag: string; readonly message: string }) =>
+  Effect.map(Effect.serviceOption(Secrets.Secrets), (masker) => {
+    const { message, status } = statusOf(e)
+    return { status, message: ErrorText.safe(message, { masker: Option.getOrUndefined(masker) }) }
+  })
+
+/** The headers a refusal carries (`Retry-After` for a busy view). */
+const headersOf = (e: { readonly _tag: string }): Readonly<Record<string, string>> => (e._tag === "Refused" ? (e as Refused).headers : {})
+
 const htmlResponse = (body: string, status = 200) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8" })
 
@@ -104,19 +145,20 @@ type Failure = { readonly _tag: string; readonly message: string }
 const page = <E extends Failure, R>(owner: string, title: string, make: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.catchAll(make, (e) =>
     Effect.gen(function*() {
-      const { message, status } = statusOf(e)
-      if (status >= 500) yield* Effect.logError(`${title}: ${e.message}`)
-      return htmlResponse(Html.layout(title, owner, Html.error(status, message)), status)
+      const { message, status } = yield* maskedStatusOf(e)
+      if (status >= 500 && status !== 503) yield* Effect.logError(`${title}: ${e.message}`)
+      return HttpServerResponse.setHeaders(htmlResponse(Html.layout(title, owner, Html.error(status, message)), status), headersOf(e))
     }))
 
 /** Runs an API call's effect; an error becomes `{ error, message }` with its status. */
 const api = <A, E extends Failure, R>(make: Effect.Effect<A, E, R>) =>
-  Effect.match(make, {
-    onSuccess: (body) => HttpServerResponse.unsafeJson(body),
-    onFailure: (e) => {
-      const { message, status } = statusOf(e)
-      return HttpServerResponse.unsafeJson({ error: e._tag === "Refused" ? "InvalidRequest" : e._tag, message }, { status })
-    }
+  Effect.matchEffect(make, {
+    onSuccess: (body) => Effect.succeed(HttpServerResponse.unsafeJson(body)),
+    onFailure: (e) =>
+      Effect.map(maskedStatusOf(e), ({ message, status }) => {
+        const error = e._tag !== "Refused" ? e._tag : status === 429 || status === 503 ? "Busy" : "InvalidRequest"
+        return HttpServerResponse.unsafeJson({ error, message }, { status, headers: headersOf(e) })
+      })
   })
 
 /** A whole number from a query parameter, within bounds; absent is undefined. */
@@ -143,6 +185,28 @@ const listOptions = (c: Views.Config, params: URLSearchParams) =>
   })
 
 const searchParams = Effect.map(HttpServerRequest.HttpServerRequest, (r) => new URL(r.url, "http://view").searchParams)
+
+/**
+ * Runs a search through the gate: a client (by address) over its limit is
+ * answered 429, and any client while the view runs its most searches 503,
+ * both with `Retry-After`; the slot is given back however the search ends.
+ */
+const gated = (gate: Gate.Gate, limits: { readonly max: number; readonly perClient: number }) =>
+<A, E, R>(search: Effect.Effect<A, E, R>): Effect.Effect<A, E | Refused, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.acquireUseRelease(
+      Effect.suspend(() => {
+        const entry = gate.enter(Option.getOrElse(request.remoteAddress, () => "unknown"))
+        if (entry._tag === "Entered") return Effect.succeed(entry.release)
+        return Effect.fail(
+          entry.limit === "client"
+            ? new Refused(429, `this client has ${limits.perClient} searches running already, the most the view runs for one client; try again when one has ended`, { "retry-after": "1" })
+            : new Refused(503, `the view is running ${limits.max} searches already, the most it runs at once; try again in a moment`, { "retry-after": "2" })
+        )
+      }),
+      () => search,
+      (release) => Effect.sync(release)
+    ))
 
 const nameParam = Effect.map(HttpRouter.params, (p) => p.name ?? "")
 
@@ -180,6 +244,8 @@ const liveFacts = (c: Views.Config) =>
 export const router = (options: Options): HttpRouter.HttpRouter<never, Requirements> => {
   const c = configOf(options)
   const owner = c.owner
+  const limits = { max: Math.max(1, options.maxSearches ?? 4), perClient: Math.max(1, options.maxSearchesPerClient ?? 2) }
+  const searching = gated(Gate.make(limits.max, limits.perClient), limits)
   const layout = (title: string, main: string, current: "jobs" | "outputs" | "" = "") => Html.layout(title, owner, main, current)
   const query = Effect.map(searchParams, (p) => {
     const q = p.get("q") ?? ""
@@ -217,7 +283,8 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
         const line = yield* wholeNumber(params, "line", 1, Number.MAX_SAFE_INTEGER)
         const fromLine = yield* wholeNumber(params, "from", 1, Number.MAX_SAFE_INTEGER)
         const q = yield* query
-        const v = yield* Views.page(c, name, line, q === undefined ? undefined : { ...q, fromLine })
+        const asked = Views.page(c, name, line, q === undefined ? undefined : { ...q, fromLine })
+        const v = yield* (q === undefined ? asked : searching(asked))
         const current = v.summary.profile === "spool" ? "jobs" : "outputs"
         return htmlResponse(layout(name, Html.view(v), current), v.search?.error !== undefined ? 400 : 200)
       }))
@@ -252,14 +319,16 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
         const w = yield* Views.lines(c, name, from, count)
         const q = yield* query
         const shown = w.lines.map(Ansi.render)
-        const marks = q === undefined ? undefined : yield* Views.marksOf(q, shown)
+        const marked = q === undefined ? undefined : yield* searching(Views.marksOf(c, q, shown))
         return {
           from: w.from,
           count: shown.length,
           total: w.total,
           lines: shown.map((l) => l.text),
           runs: shown.map((l) => l.runs),
-          ...(marks !== undefined ? { marks } : {}),
+          ...(marked !== undefined ? { marks: marked.spans } : {}),
+          // lines from this one on are not highlighted: the highlighting's deadline came first
+          ...(marked !== undefined && marked.done < shown.length ? { marksStoppedAtLine: w.from + marked.done } : {}),
           ...(w.cut !== undefined ? { cut: w.cut } : {})
         }
       }))
@@ -272,7 +341,7 @@ export const router = (options: Options): HttpRouter.HttpRouter<never, Requireme
         const q = params.get("q") ?? ""
         const max = (yield* wholeNumber(params, "max", 1, 10_000)) ?? c.maxSearchResults
         const from = (yield* wholeNumber(params, "from", 1, Number.MAX_SAFE_INTEGER)) ?? 1
-        return yield* Views.search(c, name, q, params.get("i") === "1", max, from)
+        return yield* searching(Views.search(c, name, q, params.get("i") === "1", max, from))
       }))
     ),
     HttpRouter.get(

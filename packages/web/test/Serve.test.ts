@@ -34,6 +34,26 @@ describe("spillway serve, the command", () => {
     }
   })
 
+  it("refuses to start with a SPILLWAY_VIEW_TOKEN or token file shorter than 16 characters, saying the minimum and how to make one", () => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-serve-"))
+    try {
+      for (const bind of ["0.0.0.0", "127.0.0.1"]) {
+        const weak = run(["serve", "--bind", bind, "--port", "0"], { SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_VIEW_TOKEN: "a" })
+        expect(weak.status).toBe(2)
+        expect(weak.stdout).toBe("")
+        expect(weak.stderr).toBe(
+          "spillway serve: SPILLWAY_VIEW_TOKEN: the token is 1 characters long; it must be at least 16 (make a random one with `openssl rand -hex 16`); nothing was served\n"
+        )
+      }
+      Fs.writeFileSync(Path.join(dir, "token"), "fifteen-chars-x\n")
+      const file = run(["serve", "--bind", "0.0.0.0", "--token-file", Path.join(dir, "token")], { SPILLWAY_OUTPUT_DIR: dir })
+      expect(file.status).toBe(2)
+      expect(file.stderr).toMatch(/must be 16 or more letters, digits or \. _ ~ \+ \/ = - \(make a random one with `openssl rand -hex 16`\)\n$/)
+    } finally {
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("bound beyond loopback without a token, makes one and prints it in its address; ends on SIGTERM", async () => {
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-serve-"))
     const child = spawn(process.execPath, [bin, "serve", "--bind", "0.0.0.0"], {

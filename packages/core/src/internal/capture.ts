@@ -178,7 +178,7 @@ export const make = (
       })
 
     return {
-      write: (chunk) => writer.write(chunk),
+      write: (chunk, stream) => writer.write(chunk, stream),
       finish
     }
   })

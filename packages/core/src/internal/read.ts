@@ -116,6 +116,8 @@ export interface GrepScan {
   clippedLines: number
   scannedLines: number
   stoppedAt: number | undefined
+  /** What stopped the scan early, when something did. */
+  stoppedBy: "deadline" | "bytes" | undefined
 }
 
 /** A scan as a search's result: the file, the pattern, the matches and where the scan stopped. @internal */
@@ -126,7 +128,7 @@ export const grepResult = (filename: string, pattern: string, scan: GrepScan, in
   more: scan.more,
   totalLines: index.lines,
   clippedLines: scan.clippedLines,
-  ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt } : {})
+  ...(scan.stoppedAt !== undefined ? { stoppedAtLine: scan.stoppedAt, stoppedBy: scan.stoppedBy ?? "deadline" } : {})
 })
 
 /**
@@ -150,13 +152,15 @@ export const grep = (
     readonly maxLineChars: number
     readonly maxMatchChars: number
     readonly deadlineMs: number
+    /** Bytes read after which the scan stops at the next block, saying where; no limit by default. */
+    readonly maxBytes?: number | undefined
     /** Where to start: a line start and its line number; the start of the file by default. */
     readonly from?: { readonly byte: number; readonly line: number } | undefined
   }
 ): Effect.Effect<GrepScan, SpillIoError> =>
   Effect.gen(function*() {
     const deadline = (yield* Clock.currentTimeMillis) + options.deadlineMs
-    const scan: GrepScan = { matches: [], more: false, clippedLines: 0, scannedLines: 0, stoppedAt: undefined }
+    const scan: GrepScan = { matches: [], more: false, clippedLines: 0, scannedLines: 0, stoppedAt: undefined, stoppedBy: undefined }
     const size = Math.min(BLOCK, Math.max(file.size, 1))
     const buf = new Uint8Array(size)
     // the literal's bytes, searched for natively where the platform can
@@ -186,7 +190,10 @@ export const grep = (
           scan.matches.push({ line: numberOf(k), text: shown, cut: shown.length < lineText.length })
         }
         if (found.more) scan.more = true
-        if (!found.complete) scan.stoppedAt = numberOf(Math.min(found.lines, Math.max(0, countLines(text) - 1)))
+        if (!found.complete) {
+          scan.stoppedAt = numberOf(Math.min(found.lines, Math.max(0, countLines(text) - 1)))
+          scan.stoppedBy = "deadline"
+        }
         return !found.more && found.complete
       })
 
@@ -201,9 +208,16 @@ export const grep = (
       return countBreaks(buf, 0, end)
     }
 
+    const firstByte = pos
     while (true) {
       if ((yield* Clock.currentTimeMillis) > deadline) {
         scan.stoppedAt = lineNo
+        scan.stoppedBy = "deadline"
+        break
+      }
+      if (options.maxBytes !== undefined && !skipping && blockStart - firstByte >= options.maxBytes) {
+        scan.stoppedAt = lineNo
+        scan.stoppedBy = "bytes"
         break
       }
       if (pos < file.size && filled < buf.length) {

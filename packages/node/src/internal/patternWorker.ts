@@ -1,14 +1,14 @@
 /**
- * The pattern worker: runs block scans for `NodePattern` on a thread of its
- * own, so a long scan holds up nothing else and can be ended by terminating
- * the thread.
+ * The pattern worker: runs block scans and highlighting for `NodePattern`
+ * on a thread of its own, so a long scan holds up nothing else and can be
+ * ended by terminating the thread.
  *
  * @internal
  */
 import * as Scan from "@spillway/core/BlockScan"
 import { parentPort } from "node:worker_threads"
 
-/** A scan to run. */
+/** A scan to run, or, with `lines`, lines to highlight (`limit` spans each). */
 export interface Request {
   readonly id: number
   readonly source: string
@@ -16,11 +16,13 @@ export interface Request {
   readonly text: string
   readonly limit: number
   readonly maxLineChars: number
+  readonly lines?: ReadonlyArray<string> | undefined
 }
 
 /** Its result, or why it failed. */
 export type Reply =
   | { readonly id: number; readonly matches: Array<number>; readonly clipped: number; readonly more: boolean }
+  | { readonly id: number; readonly spans: Array<Array<readonly [number, number]>> }
   | { readonly id: number; readonly error: string }
 
 const cache = new Map<string, Scan.Compiled>()
@@ -39,8 +41,14 @@ const compiled = (source: string, ignoreCase: boolean): Scan.Compiled => {
 parentPort?.on("message", (request: Request) => {
   let reply: Reply
   try {
-    const found = Scan.scan(compiled(request.source, request.ignoreCase), request.text, request.limit, request.maxLineChars)
-    reply = { id: request.id, matches: found.matches, clipped: found.clipped, more: found.more }
+    const c = compiled(request.source, request.ignoreCase)
+    if (request.lines !== undefined) {
+      const max = request.maxLineChars
+      reply = { id: request.id, spans: request.lines.map((l) => Scan.spans(c, l.length > max ? l.slice(0, max) : l, request.limit)) }
+    } else {
+      const found = Scan.scan(c, request.text, request.limit, request.maxLineChars)
+      reply = { id: request.id, matches: found.matches, clipped: found.clipped, more: found.more }
+    }
   } catch (e) {
     reply = { id: request.id, error: e instanceof Error ? e.message : String(e) }
   }

@@ -4,6 +4,10 @@
  * connection has shown who it is. Every connection counts as
  * unauthenticated until a handler reports a credential or a lease it
  * accepted; those are few, have a deadline, and may send only small frames.
+ * When they are as many as allowed, a new one takes the place of the oldest
+ * with no call in flight, from the address that holds the most: a flood
+ * pushes out its own connections first and never a controller's that has
+ * authenticated, which count against no limit but the total.
  * Every close says why: a `Defect` frame with the reason, then, on
  * WebSocket, a close code and reason.
  *
@@ -20,7 +24,7 @@ import { WebSocketServer, type WebSocket } from "ws"
 export interface Limits {
   /** Longest frame (a line on TCP, a message or a line on WebSocket), in bytes. */
   readonly maxFrameBytes: number
-  /** Connections at once that have not yet shown a credential or a lease; more are refused. */
+  /** Connections at once that have not yet shown a credential or a lease; a new one past them closes the oldest. */
   readonly maxUnauthenticated: number
   /** Connections at once in all. */
   readonly maxConnections: number
@@ -64,10 +68,18 @@ interface Transport {
 
 interface Connection {
   readonly id: number
+  /** The peer's address, which connections are counted by. */
+  readonly address: string
   transport: Transport | undefined
   authenticated: boolean
   closed: boolean
   inFlight: number
+  /** Calls handed to the server and not yet answered. */
+  running: number
+  /** Calls handed to the server since the event loop last turned for this connection. */
+  turn: number
+  /** Open while the connection may hand the server another call. */
+  readonly room: Effect.Latch
   pending: number
   paused: boolean
   chunks: Array<Buffer>
@@ -130,7 +142,7 @@ type Feed = (onData: (chunk: Buffer) => void, onClose: () => void) => void
  * when it changes (a WebSocket upgrade).
  */
 type Listen = (
-  accept: (refuse: (reason: string) => void) => Connection | undefined,
+  accept: (address: string, refuse: (reason: string) => void) => Connection | undefined,
   attach: (connection: Connection, transport: Transport, feed: Feed) => void
 ) => Effect.Effect<void, ListenError, Scope.Scope>
 
@@ -168,12 +180,16 @@ const encodeReply = (response: FromServerEncoded): string => {
 }
 
 /** A connection just accepted: not yet authenticated, with nothing in flight and its own queue of frames. */
-const newConnection = (id: number): Connection => ({
+const newConnection = (id: number, address: string): Connection => ({
   id,
+  address,
   transport: undefined,
   authenticated: false,
   closed: false,
   inFlight: 0,
+  running: 0,
+  turn: 0,
+  room: Effect.runSync(Effect.makeLatch(true)),
   pending: 0,
   paused: false,
   chunks: [],
@@ -184,15 +200,51 @@ const newConnection = (id: number): Connection => ({
 })
 
 /**
+ * Calls one connection may have running on the server at once; its next
+ * call waits (and, as its frames pile up, its reading stops) until one is
+ * answered, so a burst of calls on one connection takes its turn beside
+ * other connections' calls instead of ahead of them.
+ */
+export const MAX_CALLS_PER_CONNECTION = 128
+
+/**
+ * Calls one connection hands the server before the event loop turns: then
+ * it waits for the next turn, so the other connections' bytes are read and
+ * their calls start between one burst and the next.
+ */
+const CALLS_PER_TURN = 16
+
+/** Resumes on the event loop's next turn, after its pending input has been read. */
+const nextTurn = Effect.async<void>((resume) => {
+  const t = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(t))
+})
+
+/** Waits for room for one more call of the connection, and every `CALLS_PER_TURN` calls for the event loop's next turn. */
+const admit = (c: Connection) =>
+  Effect.suspend(() => {
+    if (++c.turn < CALLS_PER_TURN) return c.room.await
+    c.turn = 0
+    return Effect.zipRight(c.room.await, nextTurn)
+  })
+
+/**
  * Hands a connection's frames to the server one at a time, so they reach it
- * in order; a paused connection resumes once few frames wait. Runs until the
- * queue is shut down.
+ * in order, with at most `MAX_CALLS_PER_CONNECTION` calls running; a paused
+ * connection resumes once few frames wait. Runs until the queue is shut down.
  */
 const forward = (c: Connection, write: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>) =>
   Queue.take(c.queue).pipe(
     Effect.flatMap((message) =>
       Effect.ensuring(
-        write(c.id, message),
+        message._tag !== "Request" ? write(c.id, message) : Effect.zipRight(
+          admit(c),
+          Effect.suspend(() => {
+            if (c.closed) return Effect.void
+            if (++c.running >= MAX_CALLS_PER_CONNECTION) c.room.unsafeClose()
+            return write(c.id, message)
+          })
+        ),
         Effect.sync(() => {
           c.pending--
           if (c.paused && c.pending < 16) {
@@ -227,7 +279,15 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
     const disconnects = yield* Mailbox.make<number>()
     const connections = new Map<number, Connection>()
     let nextId = 0
-    let unauthenticated = 0
+    // connections waiting to authenticate, oldest first, and how many each address holds
+    const waiting = new Set<Connection>()
+    const waitingBy = new Map<string, number>()
+    const unwait = (c: Connection) => {
+      if (!waiting.delete(c)) return
+      const n = (waitingBy.get(c.address) ?? 1) - 1
+      if (n <= 0) waitingBy.delete(c.address)
+      else waitingBy.set(c.address, n)
+    }
     let writeRequest!: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>
 
     const armIdle = (c: Connection) => {
@@ -246,23 +306,46 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
       c.length = 0
       clearTimeout(c.handshake)
       clearTimeout(c.idle)
-      if (!c.authenticated) unauthenticated--
+      unwait(c)
+      // a call waiting for room goes no further
+      c.room.unsafeOpen()
       connections.delete(c.id)
       c.transport?.close(code, reason)
       fork(Effect.zipRight(Queue.shutdown(c.queue), disconnects.offer(c.id)))
     }
 
-    const accept = (refuse: (reason: string) => void): Connection | undefined => {
+    /** The oldest waiting connection with no call in flight, of the address that holds the most. */
+    const evictable = (): Connection | undefined => {
+      let most: string | undefined
+      for (const [address, n] of waitingBy) if (most === undefined || n > waitingBy.get(most)!) most = address
+      let fallback: Connection | undefined
+      for (const c of waiting) {
+        if (c.inFlight > 0) continue
+        if (c.address === most) return c
+        fallback ??= c
+      }
+      return fallback
+    }
+
+    const accept = (address: string, refuse: (reason: string) => void): Connection | undefined => {
+      if (waiting.size >= limits.maxUnauthenticated || connections.size >= limits.maxConnections) {
+        // room for the newcomer: the connection that has waited longest makes way
+        const oldest = evictable()
+        if (oldest !== undefined) {
+          close(oldest, CLOSE.tryLater, `it had not authenticated when newer connections came (${limits.maxUnauthenticated} may wait at once); connect again and present a credential or lease at once`)
+        }
+      }
       if (connections.size >= limits.maxConnections) {
         refuse(`it has ${limits.maxConnections} connections already; try again later`)
         return undefined
       }
-      if (unauthenticated >= limits.maxUnauthenticated) {
-        refuse(`${limits.maxUnauthenticated} connections are waiting to authenticate already; try again later`)
+      if (waiting.size >= limits.maxUnauthenticated) {
+        refuse(`${limits.maxUnauthenticated} connections are authenticating already; try again in a moment`)
         return undefined
       }
-      const c = newConnection(nextId++)
-      unauthenticated++
+      const c = newConnection(nextId++, address)
+      waiting.add(c)
+      waitingBy.set(address, (waitingBy.get(address) ?? 0) + 1)
       connections.set(c.id, c)
       c.handshake = setTimeout(() =>
         close(c, CLOSE.policy, `no credential or lease within ${Math.round(limits.handshakeMillis / 1000)} s`), limits.handshakeMillis)
@@ -310,7 +393,11 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
           Effect.sync(() => {
             const c = connections.get(clientId)
             if (c === undefined || c.closed || c.transport === undefined) return
-            if (response._tag === "Exit") c.inFlight = Math.max(0, c.inFlight - 1)
+            if (response._tag === "Exit") {
+              c.inFlight = Math.max(0, c.inFlight - 1)
+              c.running = Math.max(0, c.running - 1)
+              if (c.running < MAX_CALLS_PER_CONNECTION) c.room.unsafeOpen()
+            }
             // a client that does not read its replies is not kept waiting for
             if (c.transport.buffered() > 8 * limits.maxFrameBytes) return close(c, CLOSE.policy, "replies are not being read")
             c.transport.write(encodeReply(response))
@@ -330,7 +417,7 @@ const make = (limits: Limits, tags: ReadonlySet<string>, listen: Listen) =>
         const c = connections.get(clientId)
         if (c === undefined || c.authenticated || c.closed) return
         c.authenticated = true
-        unauthenticated--
+        unwait(c)
         clearTimeout(c.handshake)
       }
     }
@@ -369,15 +456,27 @@ export const layerTcp = (options: ListenOptions) =>
     Effect.gen(function*() {
       const server = Net.createServer((socket) => {
         socket.on("error", () => socket.destroy())
-        const c = accept((reason) => {
+        const c = accept(socket.remoteAddress ?? "unknown", (reason) => {
           // a line the RPC client reads as the reason
           socket.end(`${JSON.stringify({ _tag: "Defect", defect: `the host refused the connection: ${reason}` })}\n`)
           setTimeout(() => socket.destroy(), 1000).unref()
         })
         if (c === undefined) return
         socket.setNoDelay(true)
+        let corked = false
         attach(c, {
-          write: (text) => void socket.write(text),
+          // the replies of one turn of the event loop go out in one write, not a system call each
+          write: (text) => {
+            if (!corked) {
+              corked = true
+              socket.cork()
+              setImmediate(() => {
+                corked = false
+                socket.uncork()
+              })
+            }
+            socket.write(text)
+          },
           buffered: () => socket.writableLength,
           close: (_code, reason) => {
             // what arrives after this is read and dropped
@@ -412,7 +511,7 @@ export const layerWebSocket = (options: ListenOptions) =>
       server.maxHeadersCount = 64
       server.on("connection", (socket: Net.Socket) => {
         socket.on("error", () => socket.destroy())
-        const c = accept((reason) => {
+        const c = accept(socket.remoteAddress ?? "unknown", (reason) => {
           socket.end(`HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\n\r\nthe host refused the connection: ${reason}\n`)
           setTimeout(() => socket.destroy(), 1000).unref()
         })

@@ -216,7 +216,7 @@ const results = (name: string, r: Views.SearchView) => {
     `<li><a href="/view/${seg(name)}?line=${m.line}&amp;${q}#L${m.line}"><span class="n">${m.line}</span></a> <code>${paint(m, m.spans)}</code>${m.cut ? ' <span class="cut">(line cut)</span>' : ""}</li>`
   ).join("\n")
   const from = r.fromLine > 1 ? ` from line ${count(r.fromLine)}` : ""
-  const stopped = r.stoppedAtLine !== undefined ? ` The search stopped at its deadline at line ${count(r.stoppedAtLine)}; the next page goes on from there.` : ""
+  const stopped = (r.stopped ?? []).map((x) => ` ${escape(x.message.charAt(0).toUpperCase() + x.message.slice(1))}.`).join("")
   const next = r.nextLine !== undefined
     ? `<a rel="next" href="/view/${seg(name)}?${q}&amp;from=${r.nextLine}">next matches, from line ${count(r.nextLine)}</a>`
     : ""

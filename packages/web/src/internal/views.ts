@@ -37,6 +37,16 @@ export interface Config {
   readonly listPageSize: number
   /** Most manifests one page of a list looks at, passing over those the person may not list. */
   readonly maxListLooked: number
+  /** Time one request's search and highlighting may take, together. */
+  readonly searchMillis: number
+  /** Bytes of a body one request's search reads before it stops and says where. */
+  readonly searchScanBytes: number
+  /** Most lines one reply highlights; lines past them are shown unmarked, and the reply says so. */
+  readonly maxHighlighted: number
+  /** Characters of a line highlighted; the rest of a longer line is shown unmarked. */
+  readonly maxHighlightChars: number
+  /** Characters of matching lines one reply holds; the matches after them are on the next page. */
+  readonly maxReplyChars: number
 }
 
 /** What a page may show of a manifest: no location, no checkpoint, no cursor. */
@@ -253,6 +263,18 @@ export interface Match {
   readonly spans: ReadonlyArray<readonly [number, number]>
 }
 
+/**
+ * Why a search, or the highlighting of what it found, ended before all it
+ * was asked for: "deadline" and "bytes" stopped the search at `line`, and
+ * "size" (the reply's characters) the matches shown: the next page goes on
+ * from there; "highlight" left the matches from `line` on unmarked.
+ */
+export interface SearchStop {
+  readonly reason: "deadline" | "bytes" | "size" | "highlight"
+  readonly line: number
+  readonly message: string
+}
+
 /** A search of one body, or why it could not run. */
 export interface SearchView {
   readonly pattern: string
@@ -260,6 +282,8 @@ export interface SearchView {
   readonly matches: ReadonlyArray<Match>
   readonly more: boolean
   readonly stoppedAtLine?: number | undefined
+  /** What ended the search or its highlighting early, when something did. */
+  readonly stopped?: ReadonlyArray<SearchStop> | undefined
   /** The first line searched. */
   readonly fromLine: number
   /** Where the next page of matches starts, when more lines match. */
@@ -268,31 +292,91 @@ export interface SearchView {
   readonly error?: string | undefined
 }
 
-/** Searches a body with `grepSpill`, the engine `spillway grep` uses, and marks where each line matches. */
+/** Lines highlighted by a deadline: spans for each line (none for those past what was done), and how many were done. */
+const highlightLines = (c: Config, matcher: Grep.Matcher, texts: ReadonlyArray<string>, deadline: number) =>
+  Effect.gen(function*() {
+    const engine = yield* Grep.engine
+    const left = deadline - (yield* Clock.currentTimeMillis)
+    const h = yield* engine.highlight(matcher, texts.slice(0, c.maxHighlighted), {
+      limit: 64,
+      maxLineChars: c.maxHighlightChars,
+      timeoutMillis: Math.max(0, left)
+    })
+    return { spans: texts.map((_, k) => h.spans[k] ?? []), done: h.spans.length }
+  })
+
+const plural = (n: number, one: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : `${one}s`}`
+
+/** Why a scan stopped early, in words that say how to go on. */
+const scanStop = (c: Config, result: Spill.GrepResult): SearchStop | undefined => {
+  const line = result.stoppedAtLine
+  if (line === undefined) return undefined
+  return result.stoppedBy === "bytes"
+    ? { reason: "bytes", line, message: `the search stopped after reading ${(c.searchScanBytes / (1024 * 1024)).toLocaleString("en-US", { maximumFractionDigits: 1 })} MiB at line ${line.toLocaleString("en-US")}; the next page goes on from there` }
+    : { reason: "deadline", line, message: `the search stopped at its deadline (${c.searchMillis / 1000} s) at line ${line.toLocaleString("en-US")}; the next page goes on from there, or narrow the pattern` }
+}
+
+/**
+ * Searches a body with `grepSpill`, the engine `spillway grep` uses, and
+ * marks where each line matches, on the pattern engine: the search and the
+ * highlighting share one deadline (`searchMillis`), the search reads at most
+ * `searchScanBytes`, and at most `maxHighlighted` lines are marked; what
+ * stopped early is said in `stopped`.
+ */
 export const search = (c: Config, name: string, pattern: string, ignoreCase: boolean, max: number, fromLine = 1) =>
   Effect.gen(function*() {
+    const deadline = (yield* Clock.currentTimeMillis) + c.searchMillis
     const m = yield* manifestOf(name)
-    const result = yield* Spill.grepSpill(pattern, name, { maxResults: max, ignoreCase, fromLine }).pipe(
-      Effect.provideService(Access.CurrentCaller, callerFor(c, m))
-    )
+    const result = yield* Spill.grepSpill(pattern, name, {
+      maxResults: max,
+      ignoreCase,
+      fromLine,
+      deadlineMs: c.searchMillis,
+      maxScanBytes: c.searchScanBytes
+    }).pipe(Effect.provideService(Access.CurrentCaller, callerFor(c, m)))
     const matcher = Grep.compile(pattern, { ignoreCase })
+    // the matches a reply holds: up to `maxReplyChars` of their text, and at least one
+    let kept = 0
+    for (let chars = 0; kept < result.matches.length; kept++) {
+      chars += result.matches[kept]!.text.length
+      if (chars > c.maxReplyChars && kept > 0) break
+    }
+    const matches = result.matches.slice(0, kept)
+    const shown = matches.map((x) => Ansi.render(x.text))
+    const marked = matcher._tag === "Right"
+      ? yield* highlightLines(c, matcher.right, shown.map((l) => l.text), deadline)
+      : { spans: shown.map(() => []), done: shown.length }
+    const stopped: Array<SearchStop> = []
+    const cutAt = kept < result.matches.length ? result.matches[kept]!.line : undefined
+    const scanned = cutAt === undefined ? scanStop(c, result) : undefined
+    if (scanned !== undefined) stopped.push(scanned)
+    if (cutAt !== undefined) {
+      stopped.push({
+        reason: "size",
+        line: cutAt,
+        message: `a reply holds at most ${plural(c.maxReplyChars, "character")} of matching lines; the next page goes on from line ${cutAt.toLocaleString("en-US")}`
+      })
+    }
+    if (marked.done < shown.length) {
+      const line = matches[marked.done]!.line
+      const why = marked.done >= c.maxHighlighted ? `a reply highlights at most ${plural(c.maxHighlighted, "line")}` : "highlighting stopped at the search's deadline"
+      stopped.push({ reason: "highlight", line, message: `matches from line ${line.toLocaleString("en-US")} on are shown without highlighting: ${why}` })
+    }
     return {
       pattern,
       ignoreCase,
-      matches: result.matches.map((x) => {
-        const shown = Ansi.render(x.text)
-        return {
-          line: x.line,
-          text: shown.text,
-          runs: shown.runs,
-          cut: x.cut,
-          spans: matcher._tag === "Right" ? Grep.spans(matcher.right, shown.text) : []
-        }
-      }),
-      more: result.more,
-      stoppedAtLine: result.stoppedAtLine,
+      matches: matches.map((x, k) => ({
+        line: x.line,
+        text: shown[k]!.text,
+        runs: shown[k]!.runs,
+        cut: x.cut,
+        spans: marked.spans[k]!
+      })),
+      more: result.more || cutAt !== undefined,
+      stoppedAtLine: cutAt === undefined ? result.stoppedAtLine : undefined,
+      ...(stopped.length > 0 ? { stopped } : {}),
       fromLine,
-      nextLine: result.stoppedAtLine ?? (result.more && result.matches.length > 0 ? result.matches[result.matches.length - 1]!.line + 1 : undefined)
+      nextLine: cutAt ?? result.stoppedAtLine ?? (result.more && matches.length > 0 ? matches[matches.length - 1]!.line + 1 : undefined)
     } satisfies SearchView
   })
 
@@ -323,6 +407,7 @@ export const page = (
     // the target a fifth of the way down the window, and a full window at the end
     const from = target === undefined ? 1 : Math.max(1, Math.min(target - Math.floor(c.windowLines / 5), total - c.windowLines + 1))
     const window = yield* lines(c, name, from, c.windowLines)
+    const deadline = (yield* Clock.currentTimeMillis) + c.searchMillis
     let found: SearchView | undefined
     let matcher: Grep.Matcher | undefined
     if (query !== undefined && query.pattern !== "") {
@@ -335,11 +420,12 @@ export const page = (
       }
     }
     const shown = window.lines.map(Ansi.render)
+    const marks = matcher === undefined ? shown.map(() => []) : (yield* highlightLines(c, matcher, shown.map((l) => l.text), deadline)).spans
     return {
       summary: window.summary,
       from: window.from,
       lines: shown,
-      marks: shown.map((l) => (matcher === undefined ? [] : Grep.spans(matcher, l.text))),
+      marks,
       target,
       cut: window.cut,
       search: found
@@ -503,12 +589,6 @@ export interface SeenView {
   readonly body: ReadonlyArray<BodyPart>
   /** The lines the model was shown in its section of failure lines, by number. */
   readonly failures: ReadonlyArray<number>
-}
-
-/** The salient lines a preview's failure section shows (`N: text`, as `Preview` writes them). */
-export const shownSalient = (preview: string, lines: ReadonlyArray<Salience.SalientLine>): Array<number> => {
-  const rows = new Set(preview.split("\n"))
-  return lines.filter((l) => rows.has(`${l.line}: ${Salience.cutMiddle(l.text, Preview.SALIENT_CHARS)}`)).map((l) => l.line)
 }
 
 /** Line ranges with some single lines added, merged and in order. */
@@ -675,7 +755,8 @@ export const seen = (c: Config, name: string) =>
       exitCode === undefined ? `Its status (${m.status}) names no exit code; 0 is assumed.` : "",
       took > 1000 ? `Finding its failure lines read all ${size.toLocaleString("en-US")} bytes (${(took / 1000).toFixed(1)} s).` : ""
     ].filter((n) => n !== "")
-    const failures = shownSalient(preview.text, found.lines)
+    // the lines the preview's section shows, as its picker chose them
+    const failures = preview.salient
     return {
       summary: s,
       preview: Ansi.strip(preview.text),
@@ -685,9 +766,17 @@ export const seen = (c: Config, name: string) =>
     } satisfies SeenView
   }))
 
-/** Where a search's pattern matches in each of some lines (without their escapes), for highlighting them. */
-export const marksOf = (query: { readonly pattern: string; readonly ignoreCase: boolean }, lines: ReadonlyArray<Ansi.Rendered>) =>
-  Effect.map(Grep.compile(query.pattern, { ignoreCase: query.ignoreCase }), (m) => lines.map((l) => Grep.spans(m, l.text)))
+/**
+ * Where a search's pattern matches in each of some lines (without their
+ * escapes), for highlighting them, on the pattern engine within
+ * `searchMillis`; `done` says how many lines were, from the first.
+ */
+export const marksOf = (c: Config, query: { readonly pattern: string; readonly ignoreCase: boolean }, lines: ReadonlyArray<Ansi.Rendered>) =>
+  Effect.gen(function*() {
+    const matcher = yield* Grep.compile(query.pattern, { ignoreCase: query.ignoreCase })
+    const deadline = (yield* Clock.currentTimeMillis) + c.searchMillis
+    return yield* highlightLines(c, matcher, lines.map((l) => l.text), deadline)
+  })
 
 /** A body's facts and the lines that report failures, as they stand now: what a page of a growing body polls. */
 export interface LiveView {

@@ -78,7 +78,13 @@ export interface Services {
 /** A body being written. @internal */
 export interface Writer {
   readonly name: string
-  readonly write: (raw: Uint8Array) => Effect.Effect<void>
+  /**
+   * Takes raw bytes of one of the source's streams (0 by default; a child's
+   * stdout and stderr, 1 and 2): each stream is masked on its own, so what
+   * another writes between its parts cannot cut a secret in it, and what
+   * each lets out goes into the body in the order it was let out.
+   */
+  readonly write: (raw: Uint8Array, stream?: number) => Effect.Effect<void>
   /** Lets out what the masker still holds; later writes start a new stream. */
   readonly end: Effect.Effect<void>
   readonly progress: () => Progress
@@ -119,11 +125,10 @@ const LARGE_SLAB = 1024 * 1024
  * 6 ms. They hold masked output only, and a writer reads only bytes it
  * copied in itself. At most four are kept.
  */
-const spareSlabs: Array<Uint8Array> = []
-const MAX_SPARE_SLABS = 4
-const slabAllocate = (size: number): Uint8Array => (size === LARGE_SLAB ? spareSlabs.pop() : undefined) ?? new Uint8Array(size)
+const spareSlabs = Slabs.spares(4)
+const slabAllocate = (size: number): Uint8Array => (size === LARGE_SLAB ? spareSlabs.take(LARGE_SLAB) : new Uint8Array(size))
 const slabRecycle = (bytes: Uint8Array): void => {
-  if (bytes.length === LARGE_SLAB && spareSlabs.length < MAX_SPARE_SLABS) spareSlabs.push(bytes)
+  if (bytes.length === LARGE_SLAB) spareSlabs.keep(bytes)
 }
 /** A part is split where a slab ends, unless the slab has less room than this left (or than the part), when the next slab takes it. */
 const MIN_PIECE = 64 * 1024
@@ -132,14 +137,27 @@ const SPARE_SLABS = QUEUED_BYTES / LARGE_SLAB
 /** The room a queued part takes: its length, no more than all of it. */
 const weight = (part: Uint8Array): number => Math.min(part.length, QUEUED_BYTES)
 
+/** One source stream's masking: its own stream state and holdback. */
+interface Lane {
+  readonly masker: Secrets.StreamMasker
+  /** Bytes it let out so far, in its own coordinates (where its watched literals' marks are). */
+  emitted: number
+  /** Marks of watched literals in what the current call lets out, in the lane's coordinates. */
+  readonly marks: Array<number>
+  /** When it started holding back what it holds now (see `State.holds`); -1 while it holds nothing. */
+  heldSince: number
+}
+
 /** Everything a writer knows and keeps as it goes, shared by the steps below. */
 interface State {
   readonly spec: Spec
   readonly services: Services
   /** The writer's own scope, for the store's sink and the writing fiber; its finalizer closes it last. */
   readonly scope: Scope.CloseableScope
-  /** The masking stream, started by the first bytes (a body that gets none never builds the rules); undefined for masked input. */
-  stream: Secrets.StreamMasker | undefined
+  /** The masking streams, one per source stream, each started by its first bytes (a body that gets none never builds the rules). */
+  readonly lanes: Map<number, Lane>
+  /** Counts lanes starting to hold bytes back, to let them out in that order at the end. */
+  holds: number
   readonly lines: LineIndex.Builder
   readonly codePoints: CodePoints.CodePointCounter
   /** Kept bytes on their way to the store, copied out of what the masker lends (see `Slabs`). */
@@ -385,11 +403,38 @@ const keepAsIs = (w: State) =>
     if (w.sinkScope !== undefined) yield* Scope.close(w.sinkScope, Exit.void)
   })
 
+/** Starts the lane of a source stream: a masking stream whose watched literals' marks wait for `letOut`. */
+const laneOf = (w: State, stream: number): Lane => {
+  let lane = w.lanes.get(stream)
+  if (lane !== undefined) return lane
+  const { spec } = w
+  const marks: Array<number> = []
+  const watch = spec.watch === undefined ? undefined : { literals: spec.watch.literals, onMark: (at: number) => void marks.push(at) }
+  lane = { masker: w.services.masker.stream(watch, { reuseOutput: true, into: spec.maskInto }), emitted: 0, marks, heldSince: -1 }
+  w.lanes.set(stream, lane)
+  return lane
+}
+
+/** Takes what a lane let out: its marks moved to the body's coordinates (where `out` will start), then the bytes. */
+const letOut = (w: State, lane: Lane, out: Uint8Array): Effect.Effect<void> => {
+  if (lane.marks.length > 0) {
+    const onMark = w.spec.watch!.onMark
+    for (const mark of lane.marks) onMark(w.maskedBytes + mark - lane.emitted)
+    lane.marks.length = 0
+  }
+  lane.emitted += out.length
+  if (lane.masker.heldBytes() === 0) lane.heldSince = -1
+  else if (lane.heldSince === -1) lane.heldSince = w.holds++
+  return accept(w, out)
+}
+
 const end = (w: State) =>
   Effect.suspend(() => {
     w.ended = true
-    // a stream never started holds nothing
-    return w.stream !== undefined ? accept(w, w.stream.end()) : Effect.void
+    // what each stream still holds, in the order they began holding it; a stream never started holds nothing
+    const lanes = [...w.lanes.values()].sort((a, b) => a.heldSince - b.heldSince)
+    w.lanes.clear()
+    return Effect.forEach(lanes, (lane) => letOut(w, lane, lane.masker.end()), { discard: true })
   })
 
 /** Writes everything out, publishes the body and records its final manifest. */
@@ -438,7 +483,8 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
       services,
       // whatever scope the writer is made in closes first, a body is kept or removed on purpose, by the finalizer below
       scope: yield* Scope.make(),
-      stream: undefined,
+      lanes: new Map(),
+      holds: 0,
       lines: LineIndex.builder(spec.lineEvery),
       codePoints: CodePoints.counter(spec.checkpointEvery),
       slabs: Slabs.pool({ first: FIRST_SLAB, large: LARGE_SLAB, spares: SPARE_SLABS, allocate: slabAllocate, recycle: slabRecycle }),
@@ -478,18 +524,19 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
 
     return {
       name: spec.name,
-      write: (raw) =>
+      write: (raw, stream = 0) =>
         Effect.suspend(() => {
           w.sourceBytes += raw.length
           if (raw.length === 0) return Effect.void
+          if (spec.masked) return accept(w, raw)
           // the masker lends what it returns until its next push: `accept` copies what stays
-          if (!spec.masked) w.stream ??= services.masker.stream(spec.watch, { reuseOutput: true, into: spec.maskInto })
+          const lane = laneOf(w, stream)
           // past the limit nothing more is kept; masking still runs for whoever watches the masked output
-          if (spec.onMasked === undefined && (w.full || w.failure !== undefined) && w.stream !== undefined && w.stream.heldBytes() === 0) {
+          if (spec.onMasked === undefined && (w.full || w.failure !== undefined) && lane.masker.heldBytes() === 0) {
             w.maskedBytes += raw.length
             return Effect.void
           }
-          return accept(w, w.stream !== undefined ? w.stream.push(raw) : raw)
+          return letOut(w, lane, lane.masker.push(raw))
         }),
       end: end(w),
       progress: () => ({

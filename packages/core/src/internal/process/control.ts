@@ -2,6 +2,7 @@ import { Clock, Deferred, Effect } from "effect"
 import type * as Access from "../../Access.js"
 import * as Child from "../../Child.js"
 import { InvalidRequest, NotFound } from "../../Errors.js"
+import type { Manifest } from "../../Manifests.js"
 import * as Utf8 from "../../Utf8.js"
 import * as Job from "./job.js"
 
@@ -101,15 +102,43 @@ export const remove = (ctx: Job.Context, caller: Access.Caller, pid: number) =>
     yield* drop(ctx, job)
   })
 
+/**
+ * Stops what a job recorded as running left behind when the manager that
+ * ran it ended without stopping it, while its process is still the one
+ * recorded (the runner checks its start mark); the job's origin then says
+ * how it was stopped. @internal
+ */
+const stopLeft = (ctx: Job.Context, runner: Child.Service, m: Manifest) =>
+  Effect.gen(function*() {
+    const o = m.origin
+    if (o._tag !== "Job" || o.exitedAt !== null || o.startMark === undefined || runner.stopLeftover === undefined) return undefined
+    const signal = yield* runner.stopLeftover(o.pid, o.startMark, ctx.limits.killGraceMillis)
+    if (signal === undefined) return undefined
+    const now = yield* Clock.currentTimeMillis
+    return { ...o, exitedAt: now, signal }
+  })
+
 /** Brings back, read-only, the jobs an earlier manager recorded, as their spools are on disk. @internal */
-export const restore = (ctx: Job.Context) =>
+export const restore = (ctx: Job.Context, runner: Child.Service) =>
   Effect.gen(function*() {
     // jobs keep their output in the spool pool, or in the spill pool when started to keep it whole
     const all = [...yield* ctx.bodies.manifests("spool"), ...yield* ctx.bodies.manifests("spill")]
     const tails = new Map(all.flatMap((m) => (m.origin._tag === "JobTail" ? [[m.origin.of, m] as const] : [])))
+    // jobs whose manager ended without stopping them, stopped all at once (each may take the kill grace)
+    const stopped = new Map(
+      (yield* Effect.forEach(all.filter((m) => m.state === "writing"), (m) => Effect.map(stopLeft(ctx, runner, m), (o) => [m.id, o] as const), {
+        concurrency: 16
+      })).flatMap(([id, o]) => (o !== undefined ? [[id, o] as const] : []))
+    )
     for (const m of all) {
       if (m.origin._tag !== "Job") continue
-      const done = m.state === "writing" ? yield* ctx.bodies.recover(m.id, { anchor: m.createdAt }) : m
+      const left = stopped.get(m.id)
+      const done = m.state === "writing"
+        ? yield* ctx.bodies.recover(m.id, {
+          anchor: left?.exitedAt ?? m.createdAt,
+          ...(left !== undefined ? { origin: left, status: `signal ${left.signal} (stopped when a later server started)` } : {})
+        })
+        : m
       const job = done !== undefined ? Job.restored(done, done.profile === "spill" ? ctx.wholeLimitBytes : ctx.limits.captureLimitBytes) : undefined
       if (job === undefined) continue
       const tail = tails.get(m.id)

@@ -45,6 +45,8 @@ export interface Job {
   /** The body's name. */
   readonly body: string
   readonly startedAt: number
+  /** What tells the job's process from a later one with its pid, when the runner could tell. */
+  readonly startMark?: string | undefined
   readonly restored: boolean
   state: ProcessView.State
   exitedAt: number | undefined
@@ -234,6 +236,7 @@ export const restored = (m: Manifest, headLimit: number): Job | undefined => {
     command: o.command,
     body: m.id,
     startedAt: m.createdAt,
+    ...(o.startMark !== undefined ? { startMark: o.startMark } : {}),
     restored: true,
     state: o.exitedAt !== null ? "exited" : "unknown",
     exitedAt: o.exitedAt ?? undefined,

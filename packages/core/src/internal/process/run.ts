@@ -1,4 +1,4 @@
-import { Clock, Deferred, Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, ExecutionStrategy, Exit, Scope } from "effect"
 import type * as Access from "../../Access.js"
 import type * as Body from "../../Body.js"
 import * as Child from "../../Child.js"
@@ -36,7 +36,8 @@ export const originOf = (job: Job): Origin => ({
   command: job.command,
   exitedAt: job.exitedAt ?? null,
   exitCode: job.exitCode ?? null,
-  signal: job.signal ?? null
+  signal: job.signal ?? null,
+  ...(job.startMark !== undefined ? { startMark: job.startMark } : {})
 })
 
 /** Records a running job's progress in its manifest; a failure is logged, never fatal to the job. @internal */
@@ -71,10 +72,11 @@ export const start = (
     const jobScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const fail = <E>(e: E) => Effect.zipRight(Scope.close(jobScope, Exit.void), Effect.fail(e))
     const ready = yield* Deferred.make<Job>()
-    const onOutput = (chunk: Uint8Array) =>
+    const onOutput = (chunk: Uint8Array, source: Child.Source) =>
       Effect.flatMap(Deferred.await(ready), (job) =>
         Effect.gen(function*() {
-          yield* job.writer!.write(chunk)
+          // stdout and stderr are masked each on its own before they meet in the spool
+          yield* job.writer!.write(chunk, source)
           const now = yield* Clock.currentTimeMillis
           if (now - job.savedAt >= ctx.limits.saveEveryMillis) yield* save(job)
           notify(job)
@@ -97,6 +99,7 @@ export const start = (
       command: shown,
       body: `job-${generation}.log`,
       startedAt: now,
+      ...(running.startMark !== undefined ? { startMark: running.startMark } : {}),
       restored: false,
       running,
       scope: jobScope,
@@ -165,12 +168,28 @@ const finish = (ctx: Context, job: Job) =>
   Effect.gen(function*() {
     const status = yield* job.running!.exit
     const now = yield* Clock.currentTimeMillis
+    if (status.code !== null) job.exitCode = status.code
+    else job.signal = status.signal ?? "unknown"
+    // whatever the store does (a full disk, a database gone), the job is recorded as exited below, and expires
+    yield* record(ctx, job, status, now).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning(`process job ${job.pid}: its end was not recorded: ${Cause.pretty(cause).split("\n")[0]}`))
+    )
+    job.exitedAt = now
+    // the job counts as ended only once every byte is in the spool, so a view of an ended job is whole
+    job.settled = true
+    job.state = "exited"
+    job.running = undefined
+    notify(job)
+    Deferred.unsafeDone(job.ended, Exit.void)
+  })
+
+/** Ends the spool, seals it with how the job ended, and keeps its window of newest output. */
+const record = (ctx: Context, job: Job, status: Child.ExitStatus, now: number) =>
+  Effect.gen(function*() {
     yield* job.writer!.end
     // every masked byte is in: the head's last line is judged too
     job.failures?.end()
     job.exitedAt = now
-    if (status.code !== null) job.exitCode = status.code
-    else job.signal = status.signal ?? "unknown"
     const sealed = yield* Effect.either(job.writer!.seal({
       status: status.code !== null ? `exit ${status.code}` : `signal ${job.signal}`,
       origin: originOf(job),
@@ -178,12 +197,6 @@ const finish = (ctx: Context, job: Job) =>
     }))
     if (sealed._tag === "Left") yield* Effect.logWarning(`process job ${job.pid}: its record was not sealed: ${sealed.left.message}`)
     yield* keepWindow(ctx, job)
-    // the job counts as ended only once every byte is in the spool, so a view of an ended job is whole
-    job.settled = true
-    job.state = "exited"
-    job.running = undefined
-    notify(job)
-    Deferred.unsafeDone(job.ended, Exit.void)
   })
 
 /**

@@ -1,3 +1,4 @@
+import * as Slabs from "../../Slabs.js"
 import type * as Retention from "../../Retention.js"
 import { newlines as countNewlines } from "../kernel/kernel.js"
 
@@ -71,26 +72,16 @@ const MIN_RING = 512 * 1024
  * they hold is masked output, and an arena's bytes are only ever read after
  * the window using it wrote them.
  */
-const spares: Array<Uint8Array> = []
-const MAX_SPARES = 2
+const spares = Slabs.spares(2)
 
 /** A spare of `min` to `max` bytes (the smallest), else a new array of `min`. */
-const takeArena = (min: number, max: number): Uint8Array => {
-  let best = -1
-  for (let i = 0; i < spares.length; i++) {
-    const n = spares[i]!.length
-    if (n >= min && n <= max && (best === -1 || n < spares[best]!.length)) best = i
-  }
-  return best === -1 ? new Uint8Array(min) : spares.splice(best, 1)[0]!
-}
+const takeArena = (min: number, max: number): Uint8Array => spares.take(min, max)
 
 /** Lets go of the spare arenas (tests start from none). @internal */
-export const dropSpares = (): void => {
-  spares.length = 0
-}
+export const dropSpares = (): void => spares.clear()
 
 const giveBack = (buf: Uint8Array): void => {
-  if (buf.length >= LEND_FROM && spares.length < MAX_SPARES) spares.push(buf)
+  if (buf.length >= LEND_FROM) spares.keep(buf)
 }
 
 /**
