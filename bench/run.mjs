@@ -205,12 +205,14 @@ if (want("masking")) {
   // best of 7 runs, in processor time (the wall clock counts other work on the machine).
   const { Secrets } = await import("@spillway/core")
   const masker = Secrets.unsafeMakeMasker()
-  const throughput = (file) => {
+  // `seen` goes through the stream first, untimed: lines whose secrets the stream then remembers
+  const throughput = (file, using = masker, seen = new Uint8Array(0)) => {
     const body = Fs.readFileSync(file)
     let best = Infinity
     for (let i = 0; i < 7; i++) {
       // as the body store masks: the output buffer reused, so the time is the masking, not collecting buffers
-      const stream = masker.stream(undefined, { reuseOutput: true })
+      const stream = using.stream(undefined, { reuseOutput: true })
+      stream.push(seen)
       const started = process.cpuUsage()
       for (let at = 0; at < body.length; at += MiB) stream.push(body.subarray(at, at + MiB))
       stream.end()
@@ -223,6 +225,50 @@ if (want("masking")) {
   add("masking throughput, log lines (one thread)", plain, undefined, "goal 1000 MB/s", plain >= 1000, "MB/s")
   const pairs = throughput(logfmt)
   add("masking throughput, logfmt lines (one thread)", pairs, undefined, "goal 1000 MB/s", pairs >= 1000, "MB/s")
+
+  // the same values every run: a small generator with a fixed seed
+  let seed = 0x2545f491
+  const random = (alphabet, length) => {
+    let out = ""
+    for (let i = 0; i < length; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+      out += alphabet[(seed >>> 8) % alphabet.length]
+    }
+    return out
+  }
+  const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+  // values as an environment holds them: tokens, keys and passwords of 12 to 40 bytes
+  const knownValues = [
+    `ghp_${random(alnum, 36)}`,
+    `sk_live_${random(alnum, 24)}`,
+    `xoxb-${random("0123456789", 12)}-${random(alnum, 16)}`,
+    random(alnum, 32),
+    `AKIA${random("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`,
+    `Pa55-${random(alnum, 9)}!`,
+    `correct-horse-${random("abcdefghijklmnopqrstuvwxyz", 8)}`,
+    random("0123456789abcdef", 40),
+    `${random(alnum, 10)}%${random(alnum, 10)}`,
+    `db-p@ss_${random(alnum, 14)}`
+  ]
+  const knowing = Secrets.unsafeMakeMasker({ knownValues })
+  // a masker that masks nothing is fast: check that it masks them first
+  for (const value of knownValues) {
+    if (knowing.maskText(`value: ${value}`).includes(value)) throw new Error(`the known value ${value} was not masked`)
+  }
+  const known = throughput(log, knowing)
+  add("masking throughput with 10 known values, log lines (one thread)", known, undefined, "goal 1000 MB/s", known >= 1000, "MB/s")
+
+  // 50 distinct secrets masked under their keys early in the stream, remembered for the rest of it
+  const secrets = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? `ghp_${random(alnum, 36)}` : random(alnum, 24)))
+  const seen = new TextEncoder().encode(
+    secrets.map((secret, i) => (i % 2 === 0 ? `export SERVICE_${i}_TOKEN=${secret}\n` : `export SERVICE_${i}_PASSWORD="${secret}"\n`)).join("")
+  )
+  // ... and looked for again: a bare copy of the last one after them is masked
+  const check = masker.stream()
+  const shown = new TextDecoder().decode(Buffer.concat([check.push(seen), check.push(new TextEncoder().encode(`echo ${secrets[49]}\n`)), check.end()]))
+  if (secrets.some((secret) => shown.includes(secret))) throw new Error("a secret seen earlier in the stream was not masked")
+  const remembered = throughput(log, masker, seen)
+  add("masking throughput after 50 secrets were seen, log lines (one thread)", remembered, undefined, "goal 1000 MB/s", remembered >= 1000, "MB/s")
 }
 if (want("read")) {
   const r = await compare(

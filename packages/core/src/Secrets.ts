@@ -142,7 +142,14 @@ export interface StreamOptions {
  */
 export interface StreamCheckpoint {
   /** Private key blocks still open, by the index of their rule in the masker's rules, with the body lines masked so far. */
-  readonly blocks: ReadonlyArray<{ readonly rule: number; readonly lines: number }>
+  readonly blocks: ReadonlyArray<{
+    readonly rule: number
+    readonly lines: number
+    /** The log prefix the block's lines carry, learned from its opening line. */
+    readonly prefix?: string | undefined
+    /** Lines of the same log passed over since its last body line. */
+    readonly skipped?: number | undefined
+  }>
   /** Bytes emitted so far. */
   readonly emitted: number
   /** The bytes held back (the line in progress), not yet emitted. */

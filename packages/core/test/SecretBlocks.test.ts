@@ -141,3 +141,25 @@ describe("private key blocks", () => {
     )
   })
 })
+
+describe("a body line that starts with +", () => {
+  // `+` is a base64 character: a key's line may start with it, and a diff's mark before a line must not keep it visible
+  const plusLines = (lines: ReadonlyArray<string>) => lines.map((l, i) => (i % 3 === 1 ? "+" + l.slice(1) : l))
+
+  it("masks the + with the rest of the line in a key as it is printed", () => {
+    const key = ["-----BEGIN RSA PRIVATE KEY-----", ...plusLines(body(12)), "-----END RSA PRIVATE KEY-----"]
+    const masked = masker.maskText(key.join("\n")).split("\n")
+    for (const line of masked.slice(1, -1)) expect(line).toMatch(/^\*+$/)
+    expect(masked[0]).toBe(key[0])
+  })
+
+  it("masks a diff's added key lines whole, mark and all, and keeps a mark with a blank after it", () => {
+    const lines = plusLines(body(8))
+    const diff = ["+-----BEGIN OPENSSH PRIVATE KEY-----", ...lines.map((l) => "+" + l), "+-----END OPENSSH PRIVATE KEY-----"]
+    const masked = masker.maskText(diff.join("\n")).split("\n")
+    for (const line of masked.slice(1, -1)) expect(line).toMatch(/^\*+$/)
+    const quoted = ["+ -----BEGIN OPENSSH PRIVATE KEY-----", ...lines.map((l) => "+ " + l), "+ -----END OPENSSH PRIVATE KEY-----"]
+    const kept = masker.maskText(quoted.join("\n")).split("\n")
+    for (const line of kept.slice(1, -1)) expect(line).toMatch(/^\+ \*+$/)
+  })
+})

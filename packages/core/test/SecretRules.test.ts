@@ -58,6 +58,83 @@ interface Case {
   readonly keep: ReadonlyArray<string>
 }
 
+const uuidOf = () => `${gen(HEX, 8)}-${gen(HEX, 4)}-${gen(HEX, 4)}-${gen(HEX, 4)}-${gen(HEX, 12)}`
+
+/** Cases of the rules that find a token by what sits next to it: a service's name, a delimiter, a user id's base64. */
+const serviceCases = (): Record<string, Case> => ({
+  "service-token-okta": {
+    hit: [token("okta token - '", `00${gen(B64URL, 40)}`, "'"), token("[okta] api token ", `00${gen(ALNUM, 40)}`)],
+    keep: ["okta domain: dev-123456.okta.com", `okta token - '00${"x".repeat(40)}'`, `okta session ${gen(ALNUM, 30)}`]
+  },
+  "service-token-zendesk": {
+    hit: [token("zendesk api token: ", gen(ALNUM, 40))],
+    keep: ["zendesk ticket 123456 closed", `zendesk token: ${gen(ALNUM, 39)}`]
+  },
+  "service-token-jira": {
+    hit: [token("jira ", gen(ALNUM, 24), "   "), token("JIRA_API_TOKEN = '", gen(ALNUM, 24), "'")],
+    keep: ["jira issue PROJ-1234 was closed", `jira ${"ab".repeat(12)}`, "jira hereisavalidsubdomain.atlassian.net"]
+  },
+  "service-token-twilio": {
+    hit: [token("twilio auth token: ", gen(HEX, 32))],
+    keep: [`twilio account sid AC${gen(HEX, 32)}`, "twilio sms sent to +15550100"]
+  },
+  "service-token-mailgun": {
+    hit: [token("mailgun key: ", `${gen(HEX, 32)}-${gen(HEX, 8)}-${gen(HEX, 8)}`), token("mailgun '", gen(ALNUM, 72), "'")],
+    keep: ["mailgun domain: mg.example.com", "mailgun 'key-here'"]
+  },
+  "service-token-paypal": {
+    hit: [token("paypal client secret: ", `E${gen(B64URL, 79)}`)],
+    keep: ["paypal checkout completed for order 12345", `paypal ${"A".repeat(50)}`]
+  },
+  "service-token-assemblyai": {
+    hit: [token("Using assemblyai Key=", gen(LOWER + DIGITS, 32))],
+    keep: ["assemblyai transcript ready", `assemblyai key ${gen(UPPER, 32)}`]
+  },
+  "service-token-alibaba": {
+    hit: [token("alibaba secret: ", gen(ALNUM, 30))],
+    keep: ["alibaba region cn-hangzhou", `alibaba id ${gen(ALNUM, 29)}`]
+  },
+  "service-token-railway": {
+    hit: [(() => {
+      const id = uuidOf()
+      return token("railway token = '", id, "'")
+    })()],
+    keep: ["railway up --service web", "railway = '00000000-0000-0000-0000-000000000000'"]
+  },
+  "service-token-hubspot": {
+    hit: [token("const hs = new HubSpotAPI(\"", uuidOf(), "\")")],
+    keep: ["hubspot contact created", `hubspot portal ${gen(DIGITS, 8)}`]
+  },
+  "service-token-vercel": {
+    hit: [token("vercel token: ", gen(ALNUM, 24))],
+    keep: ["vercel deploy --prod", `vercel project ${gen(LOWER, 24)}`]
+  },
+  "service-token-asana": {
+    hit: [token("asana Key=", `1/${gen(DIGITS, 16)}:${gen(ALNUM, 32)}`)],
+    keep: ["asana task 1/2 done", "asana project 1204567890123456"]
+  },
+  "service-token-cloudflare": {
+    hit: [token("cloudflare global key ", gen(HEX, 37))],
+    keep: ["cloudflare: abcdef1234567890abcdef1234567890abcdef0 / user@example.com", "cloudflare zone example.com"]
+  },
+  "airtable-personal-access-token": {
+    hit: [token("AIRTABLE_TOKEN=\"", `pat${gen(ALNUM, 14)}.${gen(HEX, 64)}`, "\""), token("Authorization: Bearer ", `pat${gen(ALNUM, 14)}.${gen(HEX, 64)}`)],
+    keep: ["export PATH=/usr/bin", "{\"path\": \"/api\"}", `token=pat${gen(ALNUM, 14)}.${gen(HEX, 40)}`, `key=pat${gen(ALNUM, 14)}.${gen(HEX, 64)}x`]
+  },
+  "discord-bot-token": {
+    hit: [
+      token("", `${Buffer.from("1098765432109876543").toString("base64url")}.${gen(B64URL, 6)}.${gen(B64URL, 38)}`),
+      token("DISCORD_BOT=", `${Buffer.from("812345678901234567").toString("base64url")}.${gen(B64URL, 6)}.${gen(B64URL, 27)}`)
+    ],
+    keep: [
+      "MTAwMDAwMDAwMDAwMDAwMDAw.abcdef.ghi",
+      `MTAw.${gen(B64URL, 6)}.${gen(B64URL, 30)}`,
+      `ZmFrZTEyMzQ1Njc4OTAxMjM0NTY.${gen(B64URL, 6)}.${gen(B64URL, 30)}`,
+      `MTA5ODc2NTQzMjEwOTg3NjU0Mw.${gen(B64URL, 6)}.${"a".repeat(30)}`
+    ]
+  }
+})
+
 const keyLines = [gen(B64, 64), gen(B64, 64), gen(B64, 24) + "=="]
 const jwtHeader = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url")
 const jwtPayload = Buffer.from(JSON.stringify({ sub: "1234567890", name: "build-bot", iat: 1716239022 })).toString("base64url")
@@ -240,7 +317,7 @@ const cases: Record<string, Case> = {
   "mailchimp-api-key": {
     hit: [(() => {
       const secret = gen(HEX, 32)
-      return hide(`MAILCHIMP_API_KEY=${secret}-us21`, secret)
+      return hide(`MAILCHIMP_API_KEY=${secret}-us21`, `${secret}-us21`)
     })()],
     keep: ["docker run -p 80:80 image-us1", "build-" + gen(HEX, 32) + "-us21"]
   },
@@ -275,6 +352,30 @@ const cases: Record<string, Case> = {
       return hide(`BUNDLE_GEMS__CONTRIBSYS__COM=${secret}`, secret)
     })()],
     keep: ["BUNDLE_GEMS__CONTRIBSYS__COM=${SIDEKIQ_CREDENTIALS}"]
+  },
+  "sidekiq-gem-server-url": {
+    hit: [(() => {
+      const secret = `${gen(HEX, 8)}:${gen(HEX, 8)}`
+      return hide(`source "https://${secret}@gems.contribsys.com/" do`, secret)
+    })()],
+    keep: ["source \"https://gems.contribsys.com/\" do", "see https://contribsys.com/sidekiq/ for details"]
+  },
+  "xml-element-password": {
+    hit: [(() => {
+      const secret = gen(ALNUM, 14)
+      return hide(`<dbPassword>\n    ${secret}\n</dbPassword>`, secret)
+    })()],
+    keep: ["<dbPassword>\n    ${DB_PASSWORD}\n</dbPassword>", "<password>\n  <value>secret</value>\n</password>", "<passwordPolicy>\n    strict\n</passwordPolicy>"]
+  },
+  "xml-element-token": {
+    hit: [(() => {
+      const secret = gen(B64URL, 32)
+      return hide(`  <authToken>\n    ${secret}\n  </authToken>`, secret)
+    })(), (() => {
+      const secret = gen(HEX, 40)
+      return hide(`<apiKey>\r\n${secret}\r\n</apiKey>`, secret)
+    })()],
+    keep: ["<authToken>\n    {{ auth_token }}\n</authToken>", "<tokenType>\n    Bearer\n</tokenType>", "<publicKey>\n    ssh-ed25519\n</publicKey>", "<key>\n  CFBundleName\n</key>"]
   },
   jwt: {
     hit: [token("id_token=", jwt), token("Cookie: session=", jwt, "; Path=/")],
@@ -354,6 +455,7 @@ const cases: Record<string, Case> = {
       "git push -u origin main"
     ]
   },
+  ...serviceCases(),
   "generic-assignment": {
     hit: [
       token("DB_PASSWORD=", value),

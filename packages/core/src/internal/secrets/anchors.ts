@@ -27,7 +27,13 @@ const letterFrequency: Record<string, number> = {
   m: 2.4, w: 2.4, f: 2.2, g: 2.0, y: 2.0, p: 1.9, b: 1.5, v: 1.0, k: 0.8, j: 0.15, x: 0.15, q: 0.1, z: 0.07
 }
 
-const frequency = (code: number): number => {
+/** Frequencies and pair scores by byte and by pair, computed at their first use: keying a stream's anchors looks them up often. */
+const frequencies = new Float64Array(256)
+let pairScores: Float64Array | undefined
+
+const frequency = (code: number): number => frequencies[code] || (frequencies[code] = frequencyOf(code))
+
+const frequencyOf = (code: number): number => {
   const char = String.fromCharCode(code)
   if (code >= 97 && code <= 122) return letterFrequency[char]
   if (code >= 65 && code <= 90) return letterFrequency[char.toLowerCase()] / 5
@@ -60,6 +66,12 @@ const isWordByte = (code: number): boolean => isDigit(code) || (code >= 65 && co
 const joiners = new Set([95, 61, 46, 45, 47, 58])
 
 const pairScore = (first: number, second: number): number => {
+  pairScores ??= new Float64Array(65536)
+  const key = first | (second << 8)
+  return pairScores[key] || (pairScores[key] = scorePair(first, second))
+}
+
+const scorePair = (first: number, second: number): number => {
   const pair = String.fromCharCode(first, second).toLowerCase()
   if (outputPairs.has(pair)) return frequency(first) * frequency(second) * 1000
   // a space next to almost anything is common in output, whatever the letter; so are digits together,
@@ -195,20 +207,48 @@ const chooseMultiplier = (values: ReadonlySet<number>): number => {
 
 /** How often the window at `offset` is likely to occur in output (higher is worse for a key). */
 const windowScore = (bytes: Uint8Array, offset: number): number => {
-  const value = windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2])
   const base = (pairScore(bytes[offset], bytes[offset + 1]) * pairScore(bytes[offset + 1], bytes[offset + 2])) / frequency(bytes[offset + 1])
   // a window with a space joins the end of one word to the start of the next (`ng p` in `compiling
   // packages`): in prose and logs far more frequent than its letters suggest
   const spaced = bytes[offset] === 32 || bytes[offset + 1] === 32 || bytes[offset + 2] === 32 ? 20 : 1
-  return base * spaced * (commonValues.has(value) ? 1000 : 1)
+  return base * spaced * (isFrequent(bytes, offset) ? 1000 : 1)
 }
 
-/** The offset of the rarest pair of adjacent windows in an anchor of four bytes or more. */
-const rarestWindows = (bytes: Uint8Array): number => {
+/** Whether the window at `offset` is a common word's or a number's (see `isNumeric`). */
+const isFrequent = (bytes: Uint8Array, offset: number): boolean =>
+  commonValues.has(windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2])) || isNumeric(bytes, offset)
+
+/**
+ * Whether a window is three digits, or two and a space (`033`, `49 `, ` 12`): counters, times
+ * and sizes put these in nearly every line of a log, and a hex digest or dump is made of them.
+ */
+const isNumeric = (bytes: Uint8Array, offset: number): boolean => {
+  const a = bytes[offset]
+  const b = bytes[offset + 1]
+  const c = bytes[offset + 2]
+  return isDigit(b) && ((isDigit(a) && (isDigit(c) || c === 32)) || (a === 32 && isDigit(c)))
+}
+
+/**
+ * A window other anchors are keyed by costs this much of its score, unless
+ * it is frequent: the scan looks at it anyway, and each window the tables
+ * hold wakes the scan wherever output shares its hash (the known values'
+ * forms share many). A frequent one (`api`, `pat`) still counts whole: the
+ * four bytes of an anchor keyed there would be in output too.
+ */
+const SHARED = 0.001
+
+/** The offset of the rarest pair of adjacent windows in an anchor of four bytes or more, windows in `used` counted as shared. */
+const rarestWindows = (bytes: Uint8Array, used?: ReadonlySet<number>): number => {
+  const cost = (offset: number): number => {
+    const own = windowScore(bytes, offset)
+    const shared = used !== undefined && used.has(windowValue(bytes[offset], bytes[offset + 1], bytes[offset + 2]))
+    return shared && !isFrequent(bytes, offset) ? own * SHARED : own
+  }
   let best = 0
   let bestScore = Infinity
   for (let offset = 0; offset + 3 < bytes.length; offset++) {
-    const score = windowScore(bytes, offset) + windowScore(bytes, offset + 1)
+    const score = cost(offset) + cost(offset + 1)
     if (score < bestScore) {
       bestScore = score
       best = offset
@@ -233,6 +273,8 @@ interface Keys {
   readonly firstFlags: Uint8Array
   /** The four bytes of each anchor of four bytes or more that its two windows cover, in every case it matches. */
   readonly quads: Array<number>
+  /** The windows keyed so far, which a later anchor is keyed by when it has them (see `SHARED`). */
+  readonly used: Set<number>
 }
 
 /** Keys an anchor by the pair at `offset` (every case of it, when it ignores case). */
@@ -251,7 +293,10 @@ const keyPair = (into: Map<number, Array<number>>, spec: AnchorSpec, bytes: Uint
 const keyWindow = (keys: Keys, spec: AnchorSpec, bytes: Uint8Array, anchor: number, offset: number): void => {
   for (const a of variantsOf(spec, bytes[offset])) {
     for (const b of variantsOf(spec, bytes[offset + 1])) {
-      for (const c of variantsOf(spec, bytes[offset + 2])) keys.windows.push(windowValue(a, b, c), anchor, offset)
+      for (const c of variantsOf(spec, bytes[offset + 2])) {
+        keys.windows.push(windowValue(a, b, c), anchor, offset)
+        keys.used.add(windowValue(a, b, c))
+      }
     }
   }
 }
@@ -279,7 +324,7 @@ const keyAnchor = (keys: Keys, spec: AnchorSpec, bytes: Uint8Array, anchor: numb
     keyWindow(keys, spec, bytes, anchor, 0)
     keyPair(keys.byPair, spec, bytes, anchor, 1)
   } else {
-    const best = rarestWindows(bytes)
+    const best = rarestWindows(bytes, keys.used)
     keyWindow(keys, spec, bytes, anchor, best)
     keyWindow(keys, spec, bytes, anchor, best + 1)
     for (const a of variantsOf(spec, bytes[best])) {
@@ -340,6 +385,8 @@ interface Tables {
   /** Each anchor's bytes, lowercased when it ignores case. */
   readonly patterns: ReadonlyArray<Uint8Array>
   readonly folded: ReadonlyArray<boolean>
+  /** The anchors' keys, to build a scan for more anchors from (see `extendAnchorScan`). */
+  readonly keys: Keys
   windows: Keyed
   /** The windows' flags for the kernel (see `windowKindsOf`), and the flags of the longer anchors' four-byte keys. */
   windowKinds: Uint8Array
@@ -367,17 +414,25 @@ interface Tables {
   collector: Kernel.Collector | null | undefined
 }
 
-const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
-  const patterns: Array<Uint8Array> = []
-  const folded: Array<boolean> = []
-  const keys: Keys = { windows: [], byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256), quads: [] }
-  specs.forEach((spec, anchor) => {
+/** Keys `specs` into `keys`, their bytes into `patterns` and `folded`, numbered from `first`. */
+const keySpecs = (
+  keys: Keys,
+  patterns: Array<Uint8Array>,
+  folded: Array<boolean>,
+  specs: ReadonlyArray<AnchorSpec>,
+  first: number
+): void => {
+  specs.forEach((spec, index) => {
     const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
     const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
     patterns.push(bytes)
     folded.push(spec.ignoreCase)
-    keyAnchor(keys, spec, bytes, anchor)
+    keyAnchor(keys, spec, bytes, first + index)
   })
+}
+
+/** The tables for anchors already keyed. */
+const tablesOf = (patterns: ReadonlyArray<Uint8Array>, folded: ReadonlyArray<boolean>, keys: Keys): Tables => {
   const values = new Set<number>()
   for (let k = 0; k < keys.windows.length; k += 3) values.add(keys.windows[k])
   const multiplier = chooseMultiplier(values)
@@ -388,6 +443,7 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
   return {
     patterns,
     folded,
+    keys,
     windows,
     windowKinds: windowKindsOf(windows, patterns),
     quadFlags: quadFlagsOf(keys.quads),
@@ -409,9 +465,16 @@ const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
   }
 }
 
-/** Builds a scan for the anchors in `specs`; an anchor's index in `specs` is the one `visit` gets. */
-export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
-  const tables = makeTables(specs)
+const makeTables = (specs: ReadonlyArray<AnchorSpec>): Tables => {
+  const patterns: Array<Uint8Array> = []
+  const folded: Array<boolean> = []
+  const keys: Keys = { windows: [], byPair: new Map(), byShort: new Map(), firstFlags: new Uint8Array(256), quads: [], used: new Set() }
+  keySpecs(keys, patterns, folded, specs, 0)
+  return tablesOf(patterns, folded, keys)
+}
+
+/** A scan over `tables`. */
+const scanOver = (tables: Tables): AnchorScan => {
   const run: AnchorScan = (bytes, visit) => {
     if (bytes.length < 2 || tables.empty) return
     scan(tables, {
@@ -428,6 +491,90 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
     })
   }
   return Object.assign(run, { tables })
+}
+
+const tablesOfScan = (scan: AnchorScan): Tables => (scan as AnchorScan & { readonly tables: Tables }).tables
+
+/** Builds a scan for the anchors in `specs`; an anchor's index in `specs` is the one `visit` gets. */
+export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => scanOver(makeTables(specs))
+
+/** How many anchors a scan looks for. */
+export const anchorCount = (scan: AnchorScan): number => tablesOfScan(scan).patterns.length
+
+/**
+ * A scan for the anchors of `base` and those of `more` (numbered after
+ * them, each four bytes or more), in the same one pass. Made from the keys `base` holds, with the
+ * multiplier it hashes by now, so it costs a few table copies, not a
+ * build: for anchors a stream learns while it runs (see `repeated`).
+ */
+export const extendAnchorScan = (base: AnchorScan | undefined, more: ReadonlyArray<AnchorSpec>): AnchorScan => {
+  if (base === undefined) return makeAnchorScan(more)
+  const from = tablesOfScan(base)
+  // the pairs' tables are the base's: an anchor added is keyed by its windows alone
+  if (more.some((spec) => spec.text.length < 4)) throw new RangeError("an anchor added to a scan must be four bytes or more")
+  const added: Keys = { windows: [], byPair: new Map(), byShort: new Map(), firstFlags: from.firstFlags, quads: [], used: new Set() }
+  const patterns = [...from.patterns]
+  const folded = [...from.folded]
+  keySpecs(added, patterns, folded, more, from.patterns.length)
+  const keys: Keys = {
+    windows: [...from.keys.windows, ...added.windows],
+    byPair: from.keys.byPair,
+    byShort: from.keys.byShort,
+    firstFlags: from.firstFlags,
+    quads: [...from.keys.quads, ...added.quads],
+    used: from.keys.used
+  }
+  // the base's tables as they are now (its multiplier may have changed since it was built), with the added windows
+  const multiplier = from.multiplier
+  const windows = withEntries(from.windows, byHash(added.windows, multiplier))
+  const windowKinds = new Uint8Array(from.windowKinds)
+  const quadFlags = new Uint8Array(from.quadFlags)
+  const values = new Set(from.values)
+  for (let k = 0; k < added.windows.length; k += 3) {
+    values.add(added.windows[k])
+    const key = hashWindow(added.windows[k], multiplier)
+    if (windowKinds[key] === 0) windowKinds[key] = 2
+  }
+  for (const quad of added.quads) quadFlags[hashQuad(quad)] = 1
+  return scanOver({
+    ...from,
+    patterns,
+    folded,
+    keys,
+    windows,
+    windowKinds,
+    quadFlags,
+    entries: keys.windows,
+    values,
+    flagsBy: new Map([[multiplier, windows.flags]]),
+    scanned: 0,
+    flagged: 0,
+    empty: from.empty && more.length === 0,
+    hits: new Int32Array(0),
+    collector: undefined
+  })
+}
+
+/** `table` with more entries, grouped by their keys, added to its groups: a new table, `table` unchanged. */
+const withEntries = (table: Keyed, more: Map<number, Array<number>>): Keyed => {
+  const flags = new Uint8Array(table.flags)
+  const groups = [...table.groups]
+  let index: Uint16Array | Uint32Array = table.table.slice()
+  if (groups.length + more.size >= 65535 && index instanceof Uint16Array) index = Uint32Array.from(index)
+  for (const [key, list] of more) {
+    const at = index[key]
+    if (at === 0) {
+      groups.push(Int32Array.from(list))
+      index[key] = groups.length
+      flags[key] = 1
+    } else {
+      const group = new Int32Array(groups[at - 1].length + list.length)
+      group.set(groups[at - 1])
+      group.set(list, groups[at - 1].length)
+      groups[at - 1] = group
+    }
+  }
+  return { flags, table: index, groups }
 }
 
 /** One scan: the bytes, where it reports what it finds, and the tables it reads at every candidate, each one load away. */
@@ -624,4 +771,4 @@ const rethink = (tables: Tables, words: Uint32Array): void => {
 }
 
 /** The multiplier a scan hashes windows by now (for tests). */
-export const multiplierOf = (scan: AnchorScan): number => (scan as AnchorScan & { readonly tables: Tables }).tables.multiplier
+export const multiplierOf = (scan: AnchorScan): number => tablesOfScan(scan).multiplier

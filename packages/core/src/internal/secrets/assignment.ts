@@ -16,13 +16,18 @@ import {
   decodeBase64,
   isCodeExpression,
   isCommitOrUuid,
+  isPlaceholder,
   isPlainValue,
   isReference,
   isRepetitive,
+  isTypedSequence,
   looksLikeIdentifier,
   looksLikeWords,
   shannonEntropy
 } from "./lookalike.js"
+import { breaksProviderShape } from "./providerShapes.js"
+import { publishedValues } from "./publishedValues.js"
+import { emulatorKeys } from "./services.js"
 
 /** How strongly a key names a credential, which sets how random its value must look. */
 type Strength = "password" | "token" | "key"
@@ -42,6 +47,8 @@ const tokenWords = new Set([
   "secret", "secrets", "token", "tokens", "credential", "credentials", "creds", "apikey", "auth", "authorization",
   "privatekey", "accesskey", "secretkey", "masterkey", "signingkey", "encryptionkey", "clientsecret", "authtoken",
   "accesstoken", "refreshtoken", "apitoken", "bottoken", "sessiontoken", "pat", "dockerconfigjson", "dockercfg",
+  // a session (an AWS session token, a session cookie) is a bearer credential
+  "session", "storagekey", "accountkey",
   "htpasswd", "privatekeyid"
 ])
 // Compounds written as one word in upper or lower case (`DBPASSWORD`, `apitoken`).
@@ -66,7 +73,8 @@ const notCredentialBefore = new Set([
   "cancellation", "max", "min", "num", "total", "input", "output", "prompt", "completion", "completions", "eos",
   "bos", "pad", "unk", "sep", "cls", "mask", "special", "reasoning", "cached", "context", "vocab", "lexer",
   "parser", "syntax", "cancel", "pagination", "continue", "resume", "upload", "download", "sas_url", "disable",
-  "enable", "use", "show", "hide", "remember", "forgot", "reset_link", "no", "keystore", "truststore", "sort"
+  "enable", "use", "show", "hide", "remember", "forgot", "reset_link", "no", "keystore", "truststore", "sort",
+  "authenticity"
 ])
 // A credential word followed by any of these names something about the credential, not the credential.
 const notCredentialAfter = new Set([
@@ -195,7 +203,7 @@ const mayAssign = (line: string, start: number, end: number): boolean => {
   return line.indexOf("=", j) !== -1 || spaceAssigns(line, start, end)
 }
 
-const operators = ["::=", ":=", "?=", ".=", "+=", "||=", "=>", "===", "==", "<-", "=", ":"]
+const operators = [":::=", "::=", ":=", "?=", ".=", "+=", "||=", "=>", "===", "==", "<-", "=", ":"]
 
 /** Reads an operator at `i`; returns the position after it, or -1. */
 const readOperator = (line: string, i: number): number => {
@@ -319,7 +327,8 @@ const authorizationValue = (line: string, i: number, quote: string | undefined):
 /** Decides whether a value read after a credential key is a credential. */
 export const isCredentialValue = (raw: string, key: KeyInfo | { strength: Strength; qualified: boolean }, quoted: boolean): boolean => {
   const value = raw
-  if (value.length === 0) return false
+  // credentials published as examples (SDK sources, documentation) are public
+  if (value.length === 0 || publishedValues.has(value) || emulatorKeys.has(value)) return false
   // base64 of printable text (a Kubernetes secret's data): judge the text it holds
   if (value.length >= 8 && value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value) && /[0-9+/=]/.test(value)) {
     const decoded = decodeBase64(value)
@@ -327,6 +336,9 @@ export const isCredentialValue = (raw: string, key: KeyInfo | { strength: Streng
       return isCredentialValue(decoded, key, true)
     }
   }
+  // documented examples (AWS's ...EXAMPLE and ...EXAMPLEKEY) and a short unit repeated (`abcd1234abcd1234...`) are placeholders
+  if (value.includes("EXAMPLE") || isTypedSequence(value, false)) return false
+  if (key.strength !== "key" && key.qualified && isOwnedValue(value)) return true
   if (isPlainValue(value)) return false
   if ((!quoted || /[.([]/.test(value)) && isCodeExpression(value)) return false
   if (isCommitOrUuid(value)) {
@@ -359,10 +371,26 @@ export const isCredentialValue = (raw: string, key: KeyInfo | { strength: Streng
 }
 
 /**
+ * Values that a key naming whose credential it is (`asanaToken`,
+ * `SONAR_TOKEN`, `discord_client_secret`) holds as a secret although they
+ * read as plain elsewhere: a long number (client ids and secrets of 14
+ * digits or more), a UUID, and a value of a token's length (32 characters
+ * or more of letters, digits, `_` and `-`) that reads as a sequence
+ * (`12345678ABCDEF...`). A run of one filler, and values that say they are
+ * examples, stay plain.
+ */
+const isOwnedValue = (value: string): boolean => {
+  if (isRepetitive(value.replace(/-/g, "")) || /x{4}|X{4}|example|sample|placeholder|your|here|dummy|fake|redacted|abcdefgh|bcdefghi|qwerty/i.test(value)) return false
+  return /^[0-9]{14,64}$/.test(value) || isCommitOrUuid(value) || (value.length >= 32 && value.length <= 256 && /^[A-Za-z0-9_-]+$/.test(value) && /[0-9]/.test(value) && /[A-Za-z]/.test(value))
+}
+
+/**
  * Finds the credential assigned to the key around `at` in `line`; returns
  * its `[start, end)` or undefined. `at` is where a credential word was found.
  */
-export const locateAssignment = (line: string, at: number): readonly [number, number] | undefined => {
+export const locateAssignment = (line: string, anchor: number): readonly [number, number] | undefined => {
+  // an anchor may start with the character before the word (` Key`, `"key`): the key starts after it
+  const at = isKeyChar(line.charCodeAt(anchor)) ? anchor : anchor + 1
   const { start, end } = keyAround(line, at)
   if (end - start < 2 || end - start > 80) return undefined
   if (!mayAssign(line, start, end)) return undefined
@@ -416,11 +444,15 @@ export const locateAssignment = (line: string, at: number): readonly [number, nu
   text = text.trim()
   valueStart += trimmedStart
   if (text.length === 0 || text.length > 1024) return undefined
+  // the first parameter of a query string (`SAS_TOKEN=st=2025-...&sig=...`): its secret, if any, is another parameter
+  if (!value.quoted && /^[A-Za-z_]{1,16}=/.test(text) && line[value.end] === "&") return undefined
   if (info.authorization) {
     if (text.length < 8 || isPlainValue(text) || isRepetitive(text)) return undefined
     if (looksLikeWords(text) && !/[0-9]/.test(text)) return undefined
     return [valueStart, valueStart + text.length]
   }
+  // a malformed example of a provider's documented shape (`telegram_token = "7048:A..."`); a password is judged as one
+  if (info.strength !== "password" && breaksProviderShape(key, text)) return undefined
   if (!isCredentialValue(text, info, value.quoted)) return undefined
   return [valueStart, valueStart + text.length]
 }
@@ -474,6 +506,37 @@ export const locateUserOption = (line: string, at: number): readonly [number, nu
   if (/^(?:pass(?:word)?|pwd|test|token|secret|y+|x+|\*+)$/i.test(secret)) return undefined
   if (/^[A-Za-z]+$/.test(secret) && looksLikeWords(secret) && secret.length < 12) return undefined
   return [password.start, password.end]
+}
+
+// `scheme://user:password@`: the user (no `:/?#@`), then the password up to the last `@`
+// before the host (passwords may hold `@`); nothing crosses a space or a quote.
+const URL_CREDENTIALS = /^:\/\/([^\x00-\x20:/?#@"'<>\\[\]{}]{0,256}):([^\x00-\x20/?#"'<>\\]{1,256})@/
+// a password that only names one, as documentation writes it: `password`, `mypassword`,
+// `YOUR_PASSWORD`, `REPLACE_WITH_PASSWORD`, `pass`, `secret`
+const passwordWord = /^(?:[A-Za-z]{1,12}[-_]?){0,3}(?:password|passwd|pass|pwd|secret)$/i
+
+/**
+ * Finds the secret of credentials in a URL at `at`, where `://` starts: the
+ * password, or the user where the password is GitHub's `x-oauth-basic`
+ * marker (a token given as the user name). Placeholders stay visible: a
+ * password that only names one, the user name again, a run of one
+ * character, three characters or fewer, or a reference.
+ */
+export const locateUrlCredentials = (line: string, at: number): readonly [number, number] | undefined => {
+  const m = URL_CREDENTIALS.exec(line.slice(at, at + 520))
+  if (m === null) return undefined
+  const [, user, password] = m
+  const userStart = at + 3
+  const passwordStart = userStart + user.length + 1
+  if (/^x-oauth-(?:basic|bearer)$/i.test(password)) {
+    return user.length >= 8 && isCredentialValue(user, { strength: "token", qualified: true }, true)
+      ? [userStart, userStart + user.length]
+      : undefined
+  }
+  if (isReference(password) || /^\$|^\{\{|^%[A-Z_]+%$|^\*+$/.test(password)) return undefined
+  if (password.length <= 3 || password.toLowerCase() === user.toLowerCase() || isRepetitive(password)) return undefined
+  if (passwordWord.test(password) || isPlaceholder(password)) return undefined
+  return [passwordStart, passwordStart + password.length]
 }
 
 /** A MySQL or MariaDB client's `-p<password>` (written against the flag; `-p` alone asks for it). */

@@ -102,14 +102,47 @@ const urlEncoders: ReadonlyArray<readonly [keep: string, spaceAsPlus: boolean]> 
   ["-_.", true]
 ]
 
+/** `\u` and four hex digits for a UTF-16 code unit. */
+const unicodeEscape = (c: string, upper = false): string => {
+  const hex = c.charCodeAt(0).toString(16).padStart(4, "0")
+  return `\\u${upper ? hex.toUpperCase() : hex}`
+}
+
+/**
+ * A value inside a JSON string as common encoders write it: JavaScript's
+ * `JSON.stringify`; with `/` escaped (PHP's `JSON_UNESCAPED_UNICODE`);
+ * with every non-ASCII code unit as `\u` (Python's `json.dumps`, and PHP's
+ * `json_encode` by default, which escapes `/` too), in either hex case
+ * (.NET, Java); Go's `json.Marshal`, which escapes `<`, `>`, `&`, U+2028
+ * and U+2029; and PHP with `JSON_HEX_TAG`, `_AMP`, `_APOS` and `_QUOT`
+ * (Laravel's `@json`).
+ */
+const jsonForms = (value: string): Array<string> => {
+  const json = JSON.stringify(value).slice(1, -1)
+  const slashes = json.replace(/\//g, "\\/")
+  const ascii = (text: string, upper = false) => text.replace(/[^\x00-\x7f]/g, (c) => unicodeEscape(c, upper))
+  const go = json.replace(/[<>&\u2028\u2029]/g, (c) => unicodeEscape(c))
+  const phpHex = ascii(slashes).replace(/\\"|[<>&']/g, (c) => unicodeEscape(c.length === 2 ? "\"" : c, true))
+  return [
+    latin1(utf8(json)),
+    latin1(utf8(slashes)),
+    ascii(json),
+    ascii(slashes),
+    ascii(json, true),
+    ascii(slashes, true),
+    latin1(utf8(go)),
+    phpHex
+  ]
+}
+
 const shellSpecial = /[ \t!"#$&'()*,;<>?[\\\]^`{|}~]/g
 
-/** Literal forms of one value: raw, base64 (whole, inside longer text, wrapped), URL-, JSON- and shell-escaped. */
+/** Literal forms of one value: raw, base64 (whole, inside longer text, wrapped), hex and hex dumps, URL-, JSON- and shell-escaped. */
 const formsOf = (value: string, into: Map<string, Literal>): void => {
-  const add = (text: string, at: Literal["at"] = "anywhere") => {
+  const add = (text: string, at: Literal["at"] = "anywhere", ignoreCase = false) => {
     if (text.length < MIN_KNOWN_VALUE_BYTES) return
     const key = `${at}:${text}`
-    if (!into.has(key)) into.set(key, { text, at })
+    if (!into.has(key)) into.set(key, ignoreCase ? { text, at, ignoreCase } : { text, at })
   }
   const bytes = utf8(value)
   add(latin1(bytes))
@@ -119,26 +152,33 @@ const formsOf = (value: string, into: Map<string, Literal>): void => {
     add(form)
     add(urlSafe(form))
   }
+  // the value's own base64 wrapped over lines, its last characters and padding included
+  add(whole, "wrapped")
   for (let shift = 0; shift <= 2; shift++) {
     const core = base64Core(bytes, shift)
     add(core)
     add(urlSafe(core))
-    // base64 wrapped at 64 or 76 columns (PEM, GNU base64): a line may end, or start, inside the value
-    for (let k = MIN_KNOWN_VALUE_BYTES; k < core.length; k++) {
-      add(core.slice(0, k), "lineEnd")
-      add(core.slice(core.length - k), "lineStart")
-    }
+    // base64 wrapped at any width (64 for PEM, 76 for MIME and GNU base64): a line may end
+    // with the value's start, start with its end, or lie inside it
+    add(core, "wrapped")
   }
+
+  // hex, as `xxd -p` (wrapped at 60 columns), `od` and `.hex()` print it, and in hex dumps with
+  // their ASCII column (`hexdump -C`, `xxd`, `od -tx1`)
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+  if (hex.length <= MAX_FORM_BYTES) {
+    add(hex)
+    add(hex.toUpperCase())
+    add(hex, "wrapped", true)
+  }
+  add(latin1(bytes), "dump")
 
   for (const [keep, spaceAsPlus] of urlEncoders) {
     add(percent(bytes, keep, spaceAsPlus, false))
     add(percent(bytes, keep, spaceAsPlus, true))
   }
 
-  const json = JSON.stringify(value).slice(1, -1)
-  add(latin1(utf8(json)))
-  add(latin1(utf8(json.replace(/\//g, "\\/"))))
-  add(json.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`))
+  for (const form of jsonForms(value)) add(form)
 
   // as shells print it: `printf %q`, inside single quotes, inside double quotes
   add(latin1(utf8(value.replace(shellSpecial, "\\$&"))))
@@ -152,9 +192,9 @@ const formsOf = (value: string, into: Map<string, Literal>): void => {
  * bytes: the raw UTF-8 bytes and the value with surrounding whitespace
  * trimmed; base64 (standard and URL-safe, padded and not, the part fixed by
  * the value at each of the three alignments inside longer base64 text, and
- * the parts of those that end or start a line of wrapped base64);
- * URL-encoded as the common encoders do it, with either hex case; and JSON
- * and shell escaped.
+ * the parts of those on the lines of wrapped base64); hex, plain or
+ * wrapped, and the value's bytes in hex dumps; URL-encoded as the common
+ * encoders do it, with either hex case; and JSON and shell escaped.
  */
 export const knownValueForms = (value: string): ReadonlyArray<Literal> => {
   const forms = new Map<string, Literal>()

@@ -72,9 +72,18 @@ const alphabetRun = /abcdefgh|bcdefghi|ABCDEFGH|01234567|12345678|qwertyui/i
 export const isPlaceholder = (value: string): boolean =>
   isRepetitive(value) || placeholderWord.test(value) || literal.test(value) || alphabetRun.test(value) ||
   (placeholderHint.test(value) && (looksLikeWords(value) || /x{4}|X{4}|\*{3}/.test(value))) ||
-  /^(?:[xX*#.]{4,}|\.{3}|\u2026)/.test(value) || /(?:[xX]{6,}|\*{4,})$/.test(value)
+  /^(?:[xX*#.]{4,}|\.{3}|\u2026)/.test(value) || /(?:[xX]{6,}|\*{4,}|[-_.]#{4,})$/.test(value)
 
 const vowels = /[aeiouyAEIOUY]/
+
+const digitInside = /[A-Za-z][0-9]+(?=[A-Za-z])/g
+
+/**
+ * True when digits break letters apart in two places or more
+ * (`2n61yfj0udjlrq5`, `xotwnba6acnl5h`): random characters; names keep their
+ * digits together (`sha256sum`, `id-Gost28147-89`, `k8s`).
+ */
+const digitsInside = (value: string): boolean => (value.match(digitInside)?.length ?? 0) >= 2
 
 /** Letter pairs common in English words and identifiers: random letters make few of them. @internal */
 export const englishPairs: ReadonlyArray<string> = (
@@ -113,6 +122,7 @@ const shortWords = new Set([
  * many one- and two-letter pieces at their case changes; words do not.
  */
 export const looksLikeWords = (value: string): boolean => {
+  if (digitsInside(value)) return false
   const tokens = value.match(/[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|[A-Z]|[0-9]+/g)
   if (tokens === null) return false
   let letters = 0
@@ -151,6 +161,7 @@ export const looksLikeWords = (value: string): boolean => {
  * random string, whose pieces are short.
  */
 export const looksLikeIdentifier = (value: string): boolean => {
+  if (digitsInside(value)) return false
   const pieces = value.match(/[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|[A-Z]/g)
   if (pieces === null || pieces.length < 2) return false
   let letters = 0
@@ -240,6 +251,32 @@ export const decodeBase64 = (value: string): string | undefined => {
     }
   }
   return out
+}
+
+/**
+ * True for a value typed rather than drawn at random: a unit of up to 16
+ * characters repeated three times or more over three quarters of it
+ * (`abcd1234abcd1234abcd1234`, compared without case), or, when
+ * `ascending`, seven letters or digits in alphabet order (`1234567`,
+ * `cdefghi`) anywhere in it.
+ */
+export const isTypedSequence = (value: string, ascending = true): boolean => {
+  if (ascending) {
+    let run = 1
+    for (let i = 1; i < value.length; i++) {
+      const c = value.charCodeAt(i)
+      const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+      run = alnum && c === value.charCodeAt(i - 1) + 1 ? run + 1 : 1
+      if (run >= 7) return true
+    }
+  }
+  const lower = value.toLowerCase()
+  for (let unit = 1; unit <= 16 && unit * 3 <= lower.length; unit++) {
+    let same = unit
+    while (same < lower.length && lower.charCodeAt(same) === lower.charCodeAt(same - unit)) same++
+    if (same >= unit * 3 && same >= lower.length * 0.75) return true
+  }
+  return false
 }
 
 /** True when base64 text decodes to printable `user:password` style text, as HTTP Basic credentials do. */

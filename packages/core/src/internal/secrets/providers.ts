@@ -46,6 +46,10 @@ export interface TokenFormat {
   readonly ignoreCase?: boolean
   /** Characters that may not come right before the prefix; letters and digits when absent, nothing when "". */
   readonly notAfter?: string
+  /** Longer prefixes that belong to other formats: a token starting with one is not of this format. */
+  readonly except?: ReadonlyArray<string>
+  /** Literal text every real token holds somewhere after its prefix; a token without it is a look-alike. */
+  readonly holds?: string
 }
 
 const t = (
@@ -53,7 +57,7 @@ const t = (
   description: string,
   prefixes: ReadonlyArray<string>,
   body: ReadonlyArray<Part>,
-  options: { readonly ignoreCase?: boolean; readonly notAfter?: string } = {}
+  options: { readonly ignoreCase?: boolean; readonly notAfter?: string; readonly holds?: string; readonly except?: ReadonlyArray<string> } = {}
 ): TokenFormat => ({ id, description, prefixes, body, ...options })
 
 const uuid: ReadonlyArray<Part> = [["hex", 8], "-", ["hex", 4], "-", ["hex", 4], "-", ["hex", 4], "-", ["hex", 12]]
@@ -137,7 +141,7 @@ export const tokenFormats: ReadonlyArray<TokenFormat> = [
   t("notion-token", "Notion integration tokens (ntn_).", ["ntn_"], [["digits", 11], ["alnum", 35]]),
   t("notion-legacy-secret", "Notion internal integration secrets of the older format (secret_).", ["secret_"], [["alnum", 43]]),
   t("nvidia-key", "NVIDIA API keys (nvapi-).", ["nvapi-"], [["base64url", 64]]),
-  t("octopus-deploy-key", "Octopus Deploy API keys (API-).", ["API-"], [["upperDigits", 26, 32]]),
+  t("octopus-deploy-key", "Octopus Deploy API keys (API- and 26 upper-case letters and digits).", ["API-"], [["upperDigits", 26]]),
   t("openrouter-key", "OpenRouter API keys (sk-or-v1-).", ["sk-or-v1-"], [["hex", 64]]),
   t("openshift-token", "OpenShift user tokens (sha256~).", ["sha256~"], [["base64url", 43]]),
   t("perplexity-key", "Perplexity API keys (pplx-).", ["pplx-"], [["alnum", 48]]),
@@ -173,6 +177,10 @@ export const tokenFormats: ReadonlyArray<TokenFormat> = [
   t("tavily-key", "Tavily API keys (tvly-).", ["tvly-"], [{ oneOf: [[], ["dev-"], ["prod-"]] }, ["alnum", 28, 40]]),
   t("typeform-token", "Typeform personal access tokens (tfp_).", ["tfp_"], [["wordDash", 59]]),
   t("ubidots-token", "Ubidots API tokens (BBFF-).", ["BBFF-"], [["alnum", 30]]),
+  t("vercel-token", "Vercel personal, integration, app, refresh and API keys (vcp_, vci_, vca_, vcr_, vck_).", ["vcp_", "vci_", "vca_", "vcr_", "vck_"], [["alnum", 20, 60]]),
+  t("cloudflare-api-token", "Cloudflare account and user API tokens and global API keys of the prefixed form (cfat_, cfut_, cfk_; 40 characters and an 8-hex-digit checksum).", ["cfat_", "cfut_", "cfk_"], [
+    ["alnum", 40], ["hex", 8]
+  ]),
   t("xai-key", "xAI API keys (xai-).", ["xai-"], [["alnum", 80]]),
   t("yandex-api-key", "Yandex Cloud API keys (AQVN).", ["AQVN"], [["base64url", 35, 38]]),
   t("anthropic-api-key", "Anthropic API, admin and OAuth keys (sk-ant-api03-, sk-ant-admin01-, sk-ant-oat01-).", ["sk-ant-"], [
@@ -183,7 +191,7 @@ export const tokenFormats: ReadonlyArray<TokenFormat> = [
     "sk-svcacct-",
     "sk-admin-",
     "sk-None-"
-  ], [["base64url", 20, 400]]),
+  ], [["base64url", 20, 400]], { holds: "T3BlbkFJ" }),
   t("github-token", "GitHub personal, OAuth, user-to-server, server-to-server and refresh tokens (ghp_, gho_, ghu_, ghs_, ghr_).", [
     "ghp_",
     "gho_",
@@ -191,6 +199,9 @@ export const tokenFormats: ReadonlyArray<TokenFormat> = [
     "ghs_",
     "ghr_"
   ], [["alnum", 36, 251]]),
+  t("github-app-installation-token", "GitHub App installation tokens of the newer form (ghs_, the app id, then a JWT).", ["ghs_"], [
+    ["digits", 1, 12], "_", "eyJ", ["base64url", 10, 1024], ".", ["base64url", 10, 4096], ".", ["base64url", 20, 1024]
+  ]),
   t("github-fine-grained-pat", "GitHub fine-grained personal access tokens (github_pat_).", ["github_pat_"], [["word", 50, 255]]),
   t("gitlab-token", "GitLab tokens: personal, deploy, runner, trigger, job, mail, agent, SCIM, feature flag, OAuth and feed tokens, and runner registration tokens.", [
     "glpat-",
@@ -231,20 +242,23 @@ export const tokenFormats: ReadonlyArray<TokenFormat> = [
   t("pypi-token", "PyPI and TestPyPI API tokens (pypi-AgEIcHlwaS5vcmc...).", ["pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"], [["base64url", 50, 4096]]),
   t("huggingface-token", "Hugging Face access tokens (hf_ followed by 34 letters).", ["hf_"], [["letters", 34]]),
   t("sendgrid-api-key", "SendGrid API keys (SG.<22>.<43>).", ["SG."], [["base64url", 22], ".", ["base64url", 43]]),
-  t("mailgun-api-key", "Mailgun private API keys (key- followed by 32 hex digits).", ["key-"], [["hex", 32]], { notAfter: "A-Za-z0-9_-" }),
-  t("shopify-token", "Shopify access tokens and shared secrets (shpat_, shpca_, shppa_, shpss_).", ["shpat_", "shpca_", "shppa_", "shpss_"], [["hexAny", 32]]),
-  t("atlassian-api-token", "Atlassian API tokens (ATATT3).", ["ATATT3"], [["wordDash", 50, 1024]]),
+  t("mailgun-api-key", "Mailgun private API keys (key- followed by 32 lower-case letters and digits).", ["key-"], [["lowerDigits", 32]], { notAfter: "A-Za-z0-9_-" }),
+  t("shopify-token", "Shopify access tokens and shared secrets (shpat_, shpca_, shppa_, shpss_; 32 hex digits, or up to 64 letters and digits since 2024).", ["shpat_", "shpca_", "shppa_", "shpss_"], [["alnum", 32, 64]]),
+  t("atlassian-api-token", "Atlassian API tokens and organization admin keys (ATATT, ATCTT3).", ["ATATT", "ATCTT3"], [["wordDash", 50, 1024]]),
   t("bitbucket-app-password", "Bitbucket app passwords (ATBB).", ["ATBB"], [["wordDash", 24, 128]]),
   t("vault-token", "HashiCorp Vault service, batch and recovery tokens (hvs., hvb., hvr.).", ["hvs.", "hvb.", "hvr."], [["base64url", 24, 1024]]),
   t("linear-api-key", "Linear API keys (lin_api_).", ["lin_api_"], [["alnum", 40]]),
   t("postman-api-key", "Postman API keys (PMAK-).", ["PMAK-"], [["hex", 24], "-", ["hex", 34]]),
   t("grafana-cloud-token", "Grafana Cloud access policy tokens (glc_).", ["glc_"], [["base64", 32, 1024], { oneOf: [[], ["="], ["=="]] }]),
   t("grafana-service-account-token", "Grafana service account tokens (glsa_).", ["glsa_"], [["alnum", 32], "_", ["hexAny", 8]]),
-  t("sentry-token", "Sentry organization and user auth tokens (sntrys_, sntryu_).", ["sntrys_", "sntryu_"], [["base64Word", 40, 1024]]),
+  t("sentry-org-token", "Sentry organization auth tokens (sntrys_, base64 JSON, _, a 43-character signature).", ["sntrys_"], [
+    "eyJ", ["base64", 20, 1024], { oneOf: [[], ["="], ["=="]] }, "_", ["base64", 43]
+  ]),
+  t("sentry-user-token", "Sentry user auth tokens (sntryu_ and 64 hex digits).", ["sntryu_"], [["hex", 64]]),
   t("square-token", "Square access tokens and OAuth secrets (sq0atp-, sq0csp-).", ["sq0atp-", "sq0csp-"], [["base64url", 20, 64]]),
   t("pulumi-token", "Pulumi access tokens (pul- followed by 40 hex digits).", ["pul-"], [["hex", 40]]),
   t("age-secret-key", "age encryption secret keys (AGE-SECRET-KEY-1).", ["AGE-SECRET-KEY-1"], [["bech32", 58]]),
-  t("google-api-key", "Google API keys (AIza followed by 35 characters).", ["AIza"], [["base64url", 35]]),
+  t("google-api-key", "Google API keys (AIzaSy followed by 33 characters).", ["AIzaSy"], [["base64url", 33]]),
   t("google-oauth-client-secret", "Google OAuth client secrets (GOCSPX-).", ["GOCSPX-"], [["base64url", 24, 64]]),
   t("google-oauth-access-token", "Google OAuth access tokens (ya29.).", ["ya29."], [["base64url", 20, 4096]])
 ]
@@ -277,14 +291,23 @@ const partClasses = (part: Part, into: Set<string>): void => {
   into.add(classes[part[0]])
 }
 
-/** The pattern source of a format: its prefixes, then its body, not inside a longer run of the same characters. */
+// A token followed by a file extension is part of a file name: a build's fingerprinted asset (`icon.ico-7a38....png`).
+const notFileName = "(?!\\.(?:png|jpe?g|gif|svg|ico|webp|css|js|mjs|map|woff2?|ttf|eot|html?)(?![A-Za-z0-9]))"
+// A token whose last part is a filler (`xoxp-5723...-1188-####`) is a template with its secret left out.
+const notFiller = "(?!(?<=[-_.])#{4})"
+
+/**
+ * The pattern source of a format: its prefixes (not one of `except`), then
+ * its body, not inside a longer run of the same characters nor a file name.
+ */
 export const formatSource = (format: TokenFormat): string => {
   const notAfter = format.notAfter ?? "A-Za-z0-9"
   const used = new Set<string>(["A-Za-z0-9"])
   for (const part of format.body) partClasses(part, used)
   const after = [...used].map(escapeClass).join("")
-  return `${notAfter === "" ? "" : `(?<![${notAfter}])`}(?:${format.prefixes.map(escape).join("|")})` +
-    `${format.body.map(partSource).join("")}(?![${after}])`
+  const except = format.except === undefined ? "" : `(?!${format.except.map(escape).join("|")})`
+  return `${notAfter === "" ? "" : `(?<![${notAfter}])`}${except}(?:${format.prefixes.map(escape).join("|")})` +
+    `${format.body.map(partSource).join("")}(?![${after}])${notFileName}${notFiller}`
 }
 
 const pick = (chars: string, random: () => number): string => {
@@ -312,5 +335,10 @@ const samplePart = (part: Part, random: () => number): string => {
 }
 
 /** A random token in the format, for tests: one of its prefixes and a body of its shape. */
-export const sampleToken = (format: TokenFormat, random: () => number): string =>
-  format.prefixes[Math.floor(random() * format.prefixes.length)] + format.body.map((part) => samplePart(part, random)).join("")
+export const sampleToken = (format: TokenFormat, random: () => number): string => {
+  const body = format.body.map((part) => samplePart(part, random)).join("")
+  const holds = format.holds ?? ""
+  // the literal a real token holds, written over the middle of the body
+  const at = Math.floor((body.length - holds.length) / 2)
+  return format.prefixes[Math.floor(random() * format.prefixes.length)] + body.slice(0, at) + holds + body.slice(at + holds.length)
+}

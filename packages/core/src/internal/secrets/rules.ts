@@ -1,7 +1,9 @@
 import type { SecretRule } from "../../Secrets.js"
-import { locateAssignment, locateMysqlPassword, locateUserOption } from "./assignment.js"
-import { decodeBase64, isCredentialPair, isReference, isRepetitive, looksLikeWords } from "./lookalike.js"
+import { isCredentialValue, locateAssignment, locateMysqlPassword, locateUrlCredentials, locateUserOption } from "./assignment.js"
+import { decodeBase64, isCredentialPair, isPlaceholder, isReference, isRepetitive, looksLikeWords } from "./lookalike.js"
 import { formatSource, type TokenFormat, tokenFormats } from "./providers.js"
+import { publishedValues } from "./publishedValues.js"
+import { emulatorKeys, serviceRules } from "./services.js"
 
 // Every pattern is written for the latin1 view of UTF-8 bytes: ASCII only,
 // no `\s` or `.`, nothing that crosses a line break (key blocks aside), and
@@ -11,8 +13,35 @@ import { formatSource, type TokenFormat, tokenFormats } from "./providers.js"
 
 /** True for a token body that is a placeholder or an identifier: `xxxx...`, `...EXAMPLE`, `requiredCharacteristicTypes`. */
 const isPlaceholderBody = (body: string): boolean =>
-  isRepetitive(body) || /example|x{6,}|X{6,}|\*{3,}|0{12,}|abcdefgh|12345678|ABCDEFGH/i.test(body) ||
-  (/^[A-Za-z_-]+$/.test(body) && body.length >= 12 && looksLikeWords(body))
+  isRepetitive(body) || isPeriodic(body) || hasAscendingRun(body) || /example|x{6,}|X{6,}|\*{3,}|#{4,}|0{12,}|abcdefgh|12345678|ABCDEFGH|here$/i.test(body) ||
+  (/^[A-Za-z_-]+$/.test(body) && body.length >= 12 && looksLikeWords(body)) ||
+  // an identifier after a version or a number (`1-SlackAppConfigurationAccessTokenHere`)
+  /^[0-9]{1,3}[-_.][A-Za-z_-]{12,}$/.test(body) && looksLikeWords(body.replace(/^[0-9]{1,3}[-_.]/, "")) ||
+  // words joined by `_` and `-`, a number here and there (`PREfix_helloworld380_testin_pretty_long_token`)
+  wordsWithNumbers(body)
+
+/** Three pieces or more between `_` and `-`, with few digits, that read as words once their digits are taken out. */
+const wordsWithNumbers = (body: string): boolean => {
+  const pieces = body.split(/[_-]+/).filter((piece) => piece.length > 0)
+  const digits = body.replace(/[^0-9]/g, "").length
+  const letters = body.replace(/[^A-Za-z]/g, "").length
+  return pieces.length >= 3 && body.length >= 16 && digits * 4 <= letters &&
+    looksLikeWords(pieces.map((piece) => piece.replace(/[0-9]+/g, "")).join("_"))
+}
+
+/** Seven letters or digits in alphabet order (`lmnopqrs`, `3456789`): typed, not random. */
+const hasAscendingRun = (body: string): boolean => {
+  let run = 1
+  for (let i = 1; i < body.length; i++) {
+    const c = body.charCodeAt(i)
+    run = c === body.charCodeAt(i - 1) + 1 && /[A-Za-z0-9]/.test(body[i]) ? run + 1 : 1
+    if (run >= 7) return true
+  }
+  return false
+}
+
+/** A short sequence repeated over the whole body (`123123123123`, `abab...`): typed, not random. */
+const isPeriodic = (body: string): boolean => /^(.{1,4})\1{3,}.{0,3}$/.test(body)
 
 const formatRule = (format: TokenFormat): SecretRule => {
   const prefixes = [...format.prefixes].sort((a, b) => b.length - a.length)
@@ -22,8 +51,10 @@ const formatRule = (format: TokenFormat): SecretRule => {
     pattern: new RegExp(formatSource(format), format.ignoreCase === true ? "i" : ""),
     anchors: format.prefixes,
     allow: (value) => {
+      if (publishedValues.has(value)) return true
       const lower = value.toLowerCase()
       const prefix = prefixes.find((p) => lower.startsWith(p.toLowerCase())) ?? ""
+      if (format.holds !== undefined && !value.includes(format.holds, prefix.length)) return true
       return isPlaceholderBody(value.slice(prefix.length))
     }
   }
@@ -58,10 +89,11 @@ const shortWord = (word: string) => [
   ...["=", ":", "\"", "'", "_", "-", " ", ">"].map((c) => word + c),
   ...[...lowers, "_", "-", " ", "\"", "'"].map((c) => c + word[0].toUpperCase() + word.slice(1)),
   ...["_", "-", "\"", "'", " ", "$"].map((c) => c + word.toUpperCase()),
-  ...["=", ":", "\"", "'", "_", " "].map((c) => word.toUpperCase() + c)
+  ...["=", ":", "\"", "'", "_", " "].map((c) => word.toUpperCase() + c),
+  ...["=", ":", "\"", "'", "_"].map((c) => word[0].toUpperCase() + word.slice(1) + c)
 ]
 const keywordAnchors = [
-  ...["pass", "secret", "token", "cred", "auth", "dockerc"].flatMap((word) => [
+  ...["pass", "secret", "token", "cred", "auth", "dockerc", "session"].flatMap((word) => [
     word,
     word[0].toUpperCase() + word.slice(1),
     word.toUpperCase()
@@ -96,9 +128,32 @@ const notSecretData = (value: string): boolean => {
 }
 
 // A Secret's `data:` or `stringData:` key on a line of its own (at any indent, in a list item
-// or not: not `metadata:`; a rule sees one line), then its entries: `key: value`, indented.
+// or not: not `metadata:`; a rule sees one line), then its entries: `key: value`, indented
+// (a map: a `- name:` line after them is the next item of a list around the Secret).
 const secretDataKey = (word: string) => new RegExp(`(?<=^[ \\t]{0,40}(?:-[ \\t]{1,4})?)${word}:[ \\t]{0,8}\\r?$`)
-const secretEntry = (value: string) => new RegExp(`^[ \\t]{1,40}(?:-[ \\t]{1,4})?[A-Za-z0-9._-]{1,253}:[ \\t]{1,8}(${value})[ \\t]*\\r?$`)
+const secretEntry = (value: string) => new RegExp(`^[ \\t]{1,40}[A-Za-z0-9._-]{1,253}:[ \\t]{1,8}(${value})[ \\t]*\\r?$`)
+
+// An XML element named for a credential (`<dbPassword>`, `<apiKey>`) alone on its line, and
+// its value alone on the next line (as formatters wrap long text): the value, if it passes the
+// gate an assignment to such a key does. A rule sees one line, so the opener is the element's
+// line and the value is a block's one body line.
+const elementLine = "(?<=^[ \\t]{0,40}<[A-Za-z0-9_.:-]{0,60}"
+const keyQualifier = "(?:api|access|secret|private|client|signing|encryption|master|license|auth)[_.-]?"
+const elementRule = (id: string, description: string, endings: ReadonlyArray<string>, strength: "password" | "token"): SecretRule => ({
+  id,
+  description,
+  pattern: new RegExp(
+    `(?:${endings.map((e) => e === "key" ? `${elementLine}${keyQualifier})key>` : `${elementLine})${e}>`).join("|")})[ \\t]{0,8}\\r?$`,
+    "i"
+  ),
+  end: /<\//,
+  body: /^[ \t]{0,40}([^\x00-\x20<>]{1,4000})[ \t]*\r?$/,
+  group: 1,
+  allow: (value) => !isCredentialValue(value, { strength, qualified: true }, true),
+  maxLines: 1,
+  maxLineBytes: 4096,
+  anchors: endings.map((e) => `${e}>`)
+})
 
 const alternation = (words: ReadonlyArray<string>) => words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")
 
@@ -140,10 +195,25 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     end: /(?!)/,
     body: secretEntry("[^ \\t\\r\\n][^\\r\\n]{0,4000}?"),
     group: 1,
+    // templates and values SOPS has encrypted (`ENC[AES256_GCM,...]`) are not the secret
+    allow: isReference,
     maxLines: 1024,
     maxLineBytes: 8192,
     anchors: ["stringData:"]
   },
+  elementRule("xml-element-password", "A password alone on the line inside a multi-line XML element named for one (<dbPassword>, <passphrase>); the tags stay visible.", [
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase"
+  ], "password"),
+  elementRule("xml-element-token", "A token, secret or API key alone on the line inside a multi-line XML element named for one (<authToken>, <clientSecret>, <apiKey>); the tags stay visible.", [
+    "token",
+    "secret",
+    "credentials",
+    "credential",
+    "key"
+  ], "token"),
   {
     id: "putty-private-key",
     description: "The private lines of PuTTY key files (after Private-Lines:, up to Private-MAC:).",
@@ -164,7 +234,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     id: "aws-access-key-id",
     description: "AWS access key ids (AKIA, ASIA and related prefixes, 20 characters).",
     pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/,
-    allow: (value) => value.endsWith("EXAMPLE"),
+    allow: (value) => value.endsWith("EXAMPLE") || isPlaceholderBody(value.slice(4)),
     anchors: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"]
   },
   {
@@ -180,12 +250,14 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "Account keys in Azure storage and service bus connection strings (AccountKey=, SharedAccessKey=).",
     pattern: /(?:AccountKey|SharedAccessKey)[ \t]{0,16}=[ \t]{0,16}([A-Za-z0-9+/]{20,1024}={0,2})/i,
     group: 1,
+    // words (`storageaccountkeybase64encoded`), and the storage emulator's key, which Microsoft publishes
+    allow: (value) => looksLikeWords(value) || isPlaceholder(value) || emulatorKeys.has(value),
     anchors: ["AccountKey", "SharedAccessKey"]
   },
   {
     id: "azure-sas-signature",
     description: "The sig= signature of Azure shared access signature URLs and tokens.",
-    pattern: /(?<![^?&;\n\r \t"'])sig=([A-Za-z0-9%+/]{16,1024}={0,2})/i,
+    pattern: /(?<![^?&;\n\r \t"'])sig=([A-Za-z0-9%+/_-]{16,1024}={0,2})/i,
     group: 1,
     anchors: ["sig="]
   },
@@ -201,6 +273,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "Microsoft Entra ID (Azure AD) client secrets (three characters, a digit, then Q~); masked from Q~ on.",
     pattern: /(?<=[A-Za-z0-9_~.]{3})[0-9](Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])/,
     group: 1,
+    allow: (value) => isPlaceholderBody(value.slice(2)),
     anchors: "0123456789".split("").map((digit) => `${digit}Q~`)
   },
   {
@@ -217,6 +290,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     id: "terraform-cloud-token",
     description: "Terraform Cloud / Enterprise API tokens (<id>.atlasv1.<secret>); masked from .atlasv1. on.",
     pattern: /(?<=[A-Za-z0-9]{14})\.atlasv1\.[A-Za-z0-9_=-]{60,120}/,
+    allow: (value) => isPlaceholderBody(value.slice(9)),
     anchors: [".atlasv1."]
   },
   ...tokenFormats.map(formatRule),
@@ -248,9 +322,14 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   },
   {
     id: "mailchimp-api-key",
-    description: "Mailchimp API keys (32 hex digits, then -us and the data center); the data center stays visible.",
+    description: "Mailchimp API keys (32 hex digits, then -us and the data center), data center included.",
     pattern: /-us[0-9]{1,2}(?![A-Za-z0-9])/,
-    locate: (line, at) => (at >= 32 && /^[a-f0-9]{32}$/.test(line.slice(at - 32, at)) && !/[A-Za-z0-9_-]/.test(line[at - 33] ?? "") ? [at - 32, at] : undefined),
+    locate: (line, at) => {
+      if (at < 32 || !/^[a-f0-9]{32}$/.test(line.slice(at - 32, at)) || /[A-Za-z0-9_-]/.test(line[at - 33] ?? "")) return undefined
+      // the data center is part of the key as Mailchimp issues it
+      const center = /^-us[0-9]{1,2}/.exec(line.slice(at, at + 5))!
+      return [at - 32, at + center[0].length]
+    },
     anchors: "123456789".split("").map((digit) => `-us${digit}`)
   },
   {
@@ -293,8 +372,8 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   },
   {
     id: "jwt",
-    description: "JSON Web Tokens: three base64url parts, the first two starting eyJ.",
-    pattern: /eyJ[A-Za-z0-9_-]{4,1024}\.eyJ[A-Za-z0-9_-]{4,5000}\.[A-Za-z0-9_-]{0,1500}/,
+    description: "JSON Web Tokens: base64url parts, the first two starting eyJ; the third (the signature) may be missing, as in unsigned tokens.",
+    pattern: /eyJ[A-Za-z0-9_-]{4,1024}\.eyJ[A-Za-z0-9_-]{4,5000}(?:\.[A-Za-z0-9_-]{0,1500})?/,
     anchors: ["eyJ"]
   },
   {
@@ -329,11 +408,20 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
   },
   {
     id: "url-credentials",
-    description: "The password of credentials embedded in a URL (scheme://user:password@host).",
-    pattern: /:\/\/[^\x00-\x20:/?#@"'<>\\[\]{}]{0,256}:([^\x00-\x20/?#"'<>\\]{1,256})@/,
-    group: 1,
-    allow: (value) => isReference(value) || /^\$|^\{\{|^%[A-Z_]+%$|^\*+$/.test(value),
+    description: "The password of credentials embedded in a URL (scheme://user:password@host), or the token given as the user before x-oauth-basic; placeholder passwords (password, YOUR_PASSWORD, the user name again) stay visible.",
+    pattern: /:\/\/[^\x00-\x20:/?#@"'<>\\[\]{}]{0,256}:[^\x00-\x20/?#"'<>\\]{1,256}@/,
+    locate: locateUrlCredentials,
     anchors: ["://"]
+  },
+  {
+    id: "sidekiq-gem-server-url",
+    description: "The user and password of Sidekiq Pro and Enterprise gem server URLs (https://user:password@gems.contribsys.com/): both are the license's credentials.",
+    pattern: /contribsys\.com/i,
+    locate: (line, at) => {
+      const m = /:\/\/([A-Za-z0-9]{1,64}:[A-Za-z0-9]{1,64})@(?:gems\.|enterprise\.)?$/i.exec(line.slice(Math.max(0, at - 160), at))
+      return m === null ? undefined : [at - m[0].length + 3, at - m[0].length + 3 + m[1].length]
+    },
+    anchors: ["contribsys.com"]
   },
   {
     id: "docker-config-auth",
@@ -347,7 +435,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     description: "Credentials in .npmrc files (_authToken=, _auth=, _password=).",
     pattern: /(?<![A-Za-z0-9])_(?:auth(?:Token)?|password)[ \t]{0,16}=[ \t]{0,16}["']?([^\x00-\x20"'&;,\x7f]{8,4096})/,
     group: 1,
-    allow: isReference,
+    allow: (value) => isReference(value) || isPlaceholder(value),
     anchors: ["_auth", "_password"]
   },
   {
@@ -364,6 +452,7 @@ export const defaultRules: ReadonlyArray<SecretRule> = [
     locate: (line, at) => locateUserOption(line, at + 1),
     anchors: [" -u ", " -u=", "\t-u ", " --user", "\t--user", " --http-user", " --auth "]
   },
+  ...serviceRules,
   {
     id: "generic-assignment",
     description: "Values assigned to keys that name a credential (password, secret, token, api key, private key, auth ...), with any common operator or markup around them; gated by length, entropy and look-alike checks that look at the key and the value.",

@@ -1,6 +1,7 @@
 import type { StreamCheckpoint, StreamMasker } from "../../Secrets.js"
 import { ALIGN_SLACK, alignedAt, concat, copyOf } from "../bytes.js"
 import { applyFindingsInPlace, type Engine, type OpenBlock } from "./engine.js"
+import { addRepeats, emptyRepeats, type RepeatSet } from "./repeated.js"
 
 /** Original bytes kept before the held bytes so a match that began in emitted text is still seen whole; above every non-block match length. */
 export const CONTEXT_BYTES = 8192
@@ -47,6 +48,8 @@ export const makeStreamMasker = (
   // whether the context (or, without one, the pending bytes) starts a line
   let startsLine = true
   let carried: ReadonlyArray<OpenBlock> = []
+  // values rules masked so far, masked wherever they recur in later windows (a checkpoint does not keep them)
+  let repeats: RepeatSet = emptyRepeats()
   // Bytes emitted so far: marks are reported in output coordinates, once each.
   let emitted = 0
   // where windows are built when the output is reused
@@ -93,6 +96,7 @@ export const makeStreamMasker = (
     context = EMPTY
     startsLine = true
     carried = []
+    repeats = emptyRepeats()
     emitted = 0
   }
 
@@ -101,8 +105,10 @@ export const makeStreamMasker = (
     // part can be masked in place; what the next window needs is copied out
     // first, since it must be the original bytes.
     const combined = windowOf([context, ...chunks], context.length + pendingLength)
-    const findings = engine.scan(combined, { carried, resumeAt: context.length, startsLine, final })
+    const findings = engine.scan(combined, { carried, resumeAt: context.length, startsLine, final, repeats })
     const at = context.length + cut
+    // values first masked in what is emitted now; those after the cut are found again in the next window
+    if (findings.learned !== undefined) repeats = addRepeats(repeats, findings.learned.filter((l) => l.start < at).map((l) => l.value))
 
     let nextContext: Uint8Array = EMPTY
     let nextStartsLine = true
@@ -111,7 +117,7 @@ export const makeStreamMasker = (
       // blocks opened before the cut and still open there go on in the next window
       carried = findings.blocks
         .filter((block) => block.openedAt < at && (block.closedAt === -1 || block.closedAt >= at))
-        .map((block) => ({ rule: block.rule, lines: block.lines }))
+        .map((block): OpenBlock => ({ rule: block.rule, lines: block.lines, prefix: block.prefix, skipped: block.skipped }))
       if (combined[at - 1] !== NEWLINE) {
         const newline = combined.lastIndexOf(NEWLINE, at - 1)
         const lineStart = newline + 1
