@@ -7,19 +7,9 @@
 // token characters in the line that is not a key (a URL's password for URLs
 // with credentials), since detect-secrets' tests say whether a line is
 // flagged, not where.
-import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-
-/** The commit a checkout is at: its git HEAD, or CATALOGUE_COMMIT for an exported tree. */
-const commitOf = (checkout) => {
-  if (process.env.CATALOGUE_COMMIT) return process.env.CATALOGUE_COMMIT
-  try {
-    return execFileSync("git", ["-C", checkout, "rev-parse", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
-  } catch {
-    throw new Error(`${checkout} is not a git checkout: set CATALOGUE_COMMIT to the commit it was exported from`)
-  }
-}
+import { commitOf, formatCatalogue } from "./lib/catalogue.mjs"
 
 // ---- a reader of Python literals ----
 
@@ -327,16 +317,6 @@ const readPlugin = (checkout, file) => {
   }
   if (rule.tps.length + rule.fps.length + rule.unbuilt.length === 0) rule.unbuilt.push({ what: file, reason: "no parametrized cases" })
   return rule
-}
-
-/** JSON with one line per sample, so a new catalogue version reads as a diff of samples. */
-const formatCatalogue = ({ rules, ...head }) => {
-  const field = (key, value, indent) =>
-    Array.isArray(value) && value.length > 0 && typeof value[0] === "object"
-      ? `${indent}${JSON.stringify(key)}: [\n${value.map((v) => `${indent}  ${JSON.stringify(v)}`).join(",\n")}\n${indent}]`
-      : `${indent}${JSON.stringify(key)}: ${JSON.stringify(value)}`
-  const rule = (r) => `    {\n${Object.entries(r).map(([k, v]) => field(k, v, "      ")).join(",\n")}\n    }`
-  return `{\n${Object.entries(head).map(([k, v]) => field(k, v, "  ")).join(",\n")},\n  "rules": [\n${rules.map(rule).join(",\n")}\n  ]\n}\n`
 }
 
 /** Reads every plugin's tests from `checkout` and writes packages/core/test/catalogues/detect-secrets.json under `root`. */

@@ -8,9 +8,9 @@
 // address is the secret; a connection string's secret is its password, a
 // signed URL's its signature, a key block's its body); a case that wants
 // nothing is a false sample.
-import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { commitOf, formatCatalogue } from "./lib/catalogue.mjs"
 import { Evaluator, isUnknown, parsePackage, unknown } from "./lib/go.mjs"
 
 /**
@@ -44,16 +44,6 @@ const DETECTORS = [
   // keys, tokens and connection strings of any service
   "privatekey", "jwt", "mongodb", "postgres", "redis", "jdbc", "uri", "ftp", "ldap"
 ]
-
-/** The commit a checkout is at: its git HEAD, or CATALOGUE_COMMIT for an exported tree. */
-const commitOf = (checkout) => {
-  if (process.env.CATALOGUE_COMMIT) return process.env.CATALOGUE_COMMIT
-  try {
-    return execFileSync("git", ["-C", checkout, "rev-parse", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
-  } catch {
-    throw new Error(`${checkout} is not a git checkout: set CATALOGUE_COMMIT to the commit it was exported from`)
-  }
-}
 
 const sprintf = (format, args) => {
   let i = 0
@@ -223,16 +213,6 @@ const readDetector = (checkout, dir) => {
   }
   if (rule.tps.length + rule.fps.length + rule.unbuilt.length === 0) rule.unbuilt.push({ what: dir, reason: "the detector has no pattern test" })
   return rule
-}
-
-/** JSON with one line per sample, so a new catalogue version reads as a diff of samples. */
-const formatCatalogue = ({ rules, ...head }) => {
-  const field = (key, value, indent) =>
-    Array.isArray(value) && value.length > 0 && typeof value[0] === "object"
-      ? `${indent}${JSON.stringify(key)}: [\n${value.map((v) => `${indent}  ${JSON.stringify(v)}`).join(",\n")}\n${indent}]`
-      : `${indent}${JSON.stringify(key)}: ${JSON.stringify(value)}`
-  const rule = (r) => `    {\n${Object.entries(r).map(([k, v]) => field(k, v, "      ")).join(",\n")}\n    }`
-  return `{\n${Object.entries(head).map(([k, v]) => field(k, v, "  ")).join(",\n")},\n  "rules": [\n${rules.map(rule).join(",\n")}\n  ]\n}\n`
 }
 
 /** Reads the chosen detectors' pattern tests from `checkout` and writes packages/core/test/catalogues/trufflehog.json under `root`. */

@@ -1,42 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Controller } from "@spillway/remote"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
-import { bin, hostFiles, hostProcess, rawTcp, rawWs, rssMiB } from "./hosts.js"
+import { bin, hostFiles, hostProcess, rawTcp, rawWs, rssMiB, controllerOn, peakWhile } from "./hosts.js"
 
-const me = { owner: "controller-1", channel: "conv-1" }
 type View = { readonly output: string }
-
-/** A controller over TCP or WebSocket, leased with `credential`. */
-const controllerOn = (port: number, transport: "tcp" | "ws", credential: string) =>
-  Effect.gen(function*() {
-    const connection = transport === "tcp"
-      ? Controller.layerTcp({ host: "127.0.0.1", port })
-      : Controller.layerWebSocket(`ws://127.0.0.1:${port}`)
-    const context = yield* Layer.build(Controller.layer({ callTimeout: "20 seconds" }).pipe(Layer.provideMerge(connection)))
-    return yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease(credential, me)).pipe(Effect.provide(context))
-  })
 
 /** File descriptors a process holds open. */
 const openFiles = (pid: number): number => Fs.readdirSync(`/proc/${pid}/fd`).length
-
-/** Samples a process's resident memory every 50 ms while `during` runs; the peak, in MiB. */
-const peakWhile = <A, E>(pid: number, during: Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
-    let peak = rssMiB(pid)
-    const timer = setInterval(() => {
-      try {
-        peak = Math.max(peak, rssMiB(pid))
-      } catch {
-        // the process is gone; the test says so below
-      }
-    }, 50)
-    const result = yield* Effect.ensuring(during, Effect.sync(() => clearInterval(timer)))
-    return { result, peak }
-  })
 
 /** Polls until `check` holds or `seconds` pass; whether it held. */
 const eventually = (check: () => boolean, seconds: number) =>

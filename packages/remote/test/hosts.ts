@@ -1,4 +1,5 @@
-import { Effect } from "effect"
+import { Controller } from "@spillway/remote"
+import { Effect, Layer } from "effect"
 import * as ChildProcess from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -172,4 +173,32 @@ export const pour = (socket: Net.Socket, chunk: Buffer, total: number) =>
     }
     socket.once("close", () => resolve(sent))
     go()
+  })
+
+/** The caller the load and limit tests lease as. */
+export const me = { owner: "controller-1", channel: "conv-1" }
+
+/** A controller over TCP or WebSocket, leased with `credential`. */
+export const controllerOn = (port: number, transport: "tcp" | "ws", credential: string) =>
+  Effect.gen(function*() {
+    const connection = transport === "tcp"
+      ? Controller.layerTcp({ host: "127.0.0.1", port })
+      : Controller.layerWebSocket(`ws://127.0.0.1:${port}`)
+    const context = yield* Layer.build(Controller.layer({ callTimeout: "20 seconds" }).pipe(Layer.provideMerge(connection)))
+    return yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease(credential, me)).pipe(Effect.provide(context))
+  })
+
+/** Samples a process's resident memory every 50 ms while `during` runs; the peak, in MiB. */
+export const peakWhile = <A, E>(pid: number, during: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    let peak = rssMiB(pid)
+    const timer = setInterval(() => {
+      try {
+        peak = Math.max(peak, rssMiB(pid))
+      } catch {
+        // the process is gone; the test says so below
+      }
+    }, 50)
+    const result = yield* Effect.ensuring(during, Effect.sync(() => clearInterval(timer)))
+    return { result, peak }
   })

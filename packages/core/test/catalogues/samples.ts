@@ -1,6 +1,7 @@
 // The samples of secretlint's, detect-secrets' and TruffleHog's catalogues
 // as test data (written by `node scripts/secret-catalogues.mjs <catalogue>
 // <checkout>`), and how a masked sample is judged against them.
+import { expect } from "@effect/vitest"
 import type * as Secrets from "@spillway/core/Secrets"
 import { Schema } from "effect"
 import * as Fs from "node:fs"
@@ -176,4 +177,25 @@ export const totals = (outcomes: ReadonlyArray<RuleOutcome>): RuleOutcome["count
   const sum = { placeholders: 0, keptOut: 0, partly: 0, missed: 0, realSecrets: 0, lookAlikesMasked: 0, masked: 0, kept: 0 }
   for (const { counts } of outcomes) for (const key of Object.keys(sum) as Array<keyof typeof sum>) sum[key] += counts[key]
   return sum
+}
+
+/**
+ * Checks a catalogue's sums against the counts pinned for it (so a change
+ * either way fails) and the shares docs/secrets.md gives: of the
+ * real-looking secrets, at least 95% masked whole; of the look-alikes (false
+ * samples that hold no real secret), at least 95% kept byte for byte.
+ */
+export const expectTotals = (
+  outcomes: ReadonlyArray<RuleOutcome>,
+  pinned: { readonly samples: number; readonly falseSamples: number; readonly counts: RuleOutcome["counts"] }
+): void => {
+  const sum = totals(outcomes)
+  const samples = sum.masked + sum.partly + sum.missed + sum.placeholders + sum.keptOut
+  const falseSamples = sum.kept + sum.realSecrets + sum.lookAlikesMasked
+  expect({ samples, falseSamples }).toEqual({ samples: pinned.samples, falseSamples: pinned.falseSamples })
+  expect(sum).toEqual(pinned.counts)
+  const real = sum.masked + sum.partly + sum.missed
+  expect(sum.masked / real, `masked ${percent(sum.masked, real)}`).toBeGreaterThanOrEqual(0.95)
+  const lookAlikes = sum.kept + sum.lookAlikesMasked
+  expect(sum.kept / lookAlikes, `kept ${percent(sum.kept, lookAlikes)}`).toBeGreaterThanOrEqual(0.95)
 }
