@@ -241,7 +241,8 @@ export const specs: ReadonlyArray<Spec> = [
       { name: "handshake-timeout", value: { _tag: "text" }, placeholder: "SECONDS", description: "time a connection has to prove itself" },
       { name: "idle-timeout", value: { _tag: "text" }, placeholder: "SECONDS", description: "time an idle connection is kept" },
       { name: "lease-ttl", value: { _tag: "text" }, placeholder: "SECONDS", description: "how long a controller's lease on a job lasts without renewal" },
-      { name: "max-waits", value: { _tag: "text" }, placeholder: "N", description: "most waits one scope may have running at once (64)" }
+      { name: "max-waits", value: { _tag: "text" }, placeholder: "N", description: "most waits one scope may have running at once (64)" },
+      { name: "spool-pool", value: { _tag: "text" }, placeholder: "SIZE", description: "bytes all jobs' kept output may hold, such as 512M or 2G (128M); a job started when it is full keeps nothing and says so" }
     ],
     environment: [owner],
     exits: [["0", "the controller disconnected (--stdio) or a signal stopped the host"], ["1", "the host failed"], usageError],

@@ -37,6 +37,17 @@ interface Parsed {
   readonly credentials: string
   readonly limits: Partial<Host.Limits>
   readonly leaseTtlMillis: number | undefined
+  readonly spoolPoolBytes: number | undefined
+}
+
+const UNITS: Readonly<Record<string, number>> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
+
+/** A size in bytes, with an optional unit (`512M`, `2GiB`, `1.5g`); a mistake's words otherwise. */
+const sizeOf = (flag: string, raw: string): number | string => {
+  const m = /^(\d{1,12}(?:\.\d{1,3})?)\s*([kmgt]?)(?:i?b)?$/i.exec(raw.trim())
+  const n = m === null ? NaN : Math.round(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!)
+  if (!Number.isSafeInteger(n) || n < 1) return `${flag} expects a size such as 512M or 2G (bytes, or K, M, G, T for KiB, MiB, GiB, TiB), got ${Parse.quoted(raw)}`
+  return n
 }
 
 const parse = (args: ReadonlyArray<string>): Parsed | string => {
@@ -48,6 +59,7 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
   let credentials: string | undefined
   const limits: Record<string, number> = {}
   let leaseTtlMillis: number | undefined
+  let spoolPoolBytes: number | undefined
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const value = () => (i + 1 < args.length ? args[++i]! : "")
@@ -65,6 +77,11 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
     else if (arg === "--bind") bind = value()
     else if (arg === "--dir") directory = value()
     else if (arg === "--credentials") credentials = value()
+    else if (arg === "--spool-pool") {
+      const n = sizeOf(arg, value())
+      if (typeof n === "string") return n
+      spoolPoolBytes = n
+    }
     else if (Object.hasOwn(numeric, arg)) {
       const { key, scale } = numeric[arg as keyof typeof numeric]
       const raw = value()
@@ -78,7 +95,7 @@ const parse = (args: ReadonlyArray<string>): Parsed | string => {
   }
   if (stdio === (listen !== undefined)) return "give --stdio, --listen PORT or --listen-ws PORT; see spillway host --help"
   if (directory === undefined || directory === "" || credentials === undefined || credentials === "") return "--dir and --credentials are required; see spillway host --help"
-  return { stdio, websocket, port: listen, bind, directory, credentials, limits, leaseTtlMillis }
+  return { stdio, websocket, port: listen, bind, directory, credentials, limits, leaseTtlMillis, spoolPoolBytes }
 }
 
 const main = (args: ReadonlyArray<string>): Promise<number> => {
@@ -89,7 +106,13 @@ const main = (args: ReadonlyArray<string>): Promise<number> => {
     else process.stderr.write(maskPrinted(`spillway host: ${parsed}\n`))
     return Promise.resolve(parsed === usage ? 0 : 2)
   }
-  const options = { directory: parsed.directory, credentials: parsed.credentials, limits: parsed.limits, leaseTtlMillis: parsed.leaseTtlMillis }
+  const options = {
+    directory: parsed.directory,
+    credentials: parsed.credentials,
+    limits: parsed.limits,
+    leaseTtlMillis: parsed.leaseTtlMillis,
+    spoolPoolBytes: parsed.spoolPoolBytes
+  }
   const layer = parsed.stdio
     ? Host.layerStdio(options)
     : parsed.websocket

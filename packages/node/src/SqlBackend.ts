@@ -23,19 +23,65 @@ export const urlFromEnv = (): string | undefined => {
   return url !== undefined && url !== "" ? url : undefined
 }
 
-/** A PostgreSQL client for a URL; a server that cannot be reached is a StoreFailed saying where. */
-export const pgClient = (url: string): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
-  // loaded when first needed, so that a program that never opens a database never loads a driver
-  Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
-    Effect.flatMap((PgClient) => PgClient.make({ url: Redacted.make(url), maxConnections: 4 })),
-    Effect.provide(Reactivity.layer),
-    Effect.mapError((e) =>
-      new Errors.StoreFailed({
-        operation: "manifest open",
-        reason: `cannot reach PostgreSQL at ${url.replace(/\/\/[^@/]*@/, "//")}: ${e.message}`
-      })
+/** The most connections one PostgreSQL client holds unless told otherwise (`SPILLWAY_PG_POOL`). */
+export const DEFAULT_PG_POOL = 4
+
+/** The largest pool a client may be given. */
+export const MAX_PG_POOL = 64
+
+/** How a PostgreSQL client connects. */
+export interface PgOptions {
+  /** The most connections it holds at once: `SPILLWAY_PG_POOL`, else 4; from 1 to 64. */
+  readonly pool?: number | undefined
+}
+
+const poolSize = (raw: number | string, where: string): number => {
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PG_POOL) {
+    throw new RangeError(`${where} must be a whole number from 1 to ${MAX_PG_POOL}, got ${JSON.stringify(raw)}`)
+  }
+  return n
+}
+
+/** The pool size a client gets: the option, else `SPILLWAY_PG_POOL`, else 4; a value out of range throws a RangeError saying so. */
+export const poolOf = (pool: number | undefined): number => {
+  if (pool !== undefined) return poolSize(pool, "the PostgreSQL pool size")
+  const raw = process.env.SPILLWAY_PG_POOL
+  return raw === undefined || raw === "" ? DEFAULT_PG_POOL : poolSize(raw, "SPILLWAY_PG_POOL")
+}
+
+/**
+ * A PostgreSQL client for a URL, holding at most `pool` connections (named
+ * `spillway` in `pg_stat_activity`); a connection that is lost (a restarted
+ * server, a terminated backend) is opened again by the next statement. A
+ * server that cannot be reached, or a pool size out of range, is a
+ * StoreFailed saying which.
+ */
+export const pgClient = (url: string, options: PgOptions = {}): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
+  Effect.try({
+    try: () => poolOf(options.pool),
+    catch: (e) => new Errors.StoreFailed({ operation: "manifest open", reason: (e as Error).message })
+  }).pipe(Effect.flatMap((maxConnections) =>
+    // loaded when first needed, so that a program that never opens a database never loads a driver
+    Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
+      Effect.flatMap((PgClient) =>
+        PgClient.make({
+          url: Redacted.make(url),
+          maxConnections,
+          // a server that does not answer fails the statement within seconds, not the driver's 30
+          connectTimeout: "5 seconds",
+          applicationName: "spillway"
+        })
+      ),
+      Effect.provide(Reactivity.layer),
+      Effect.mapError((e) =>
+        new Errors.StoreFailed({
+          operation: "manifest open",
+          reason: `cannot reach PostgreSQL at ${url.replace(/\/\/[^@/]*@/, "//")}: ${e.message}`
+        })
+      )
     )
-  )
+  ))
 
 /** Driver codes of a database that cannot grow or map its shared memory because the disk has no room left. */
 const FULL = /^(SQLITE_FULL|SQLITE_IOERR_SHMSIZE|SQLITE_IOERR_WRITE|ENOSPC|EDQUOT)$/
@@ -47,6 +93,23 @@ const codeOf = (u: unknown): string | undefined => {
     if (typeof code === "string") return code
   }
   return undefined
+}
+
+/**
+ * Driver codes of a failure that may pass: a refused, reset or lost
+ * connection, a server shutting down or starting, too many connections, a
+ * busy SQLite file. A statement that failed so may be tried again.
+ */
+const TRANSIENT =
+  /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|CONNECTION_CLOSED|CONNECTION_DESTROYED|CONNECTION_ENDED|CONNECT_TIMEOUT|08\d{3}|08P01|57P0[123]|53300|40001|40P01|SQLITE_BUSY|SQLITE_LOCKED)$/
+
+/** True when a driver's error is one that may pass if the statement is tried again (see `TRANSIENT`). */
+export const isTransient = (u: unknown): boolean => {
+  for (let e = u, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === "string" && TRANSIENT.test(code)) return true
+  }
+  return false
 }
 
 /** True when a driver's error says the disk is full. */
@@ -136,8 +199,8 @@ const readOnlyCopy = (filename: string, why: unknown) =>
   })
 
 /** A client for a location: PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
-export const clientFor = (location: string): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
-  isPostgresUrl(location) ? pgClient(location) : sqliteClient(location)
+export const clientFor = (location: string, options: PgOptions = {}): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
+  isPostgresUrl(location) ? pgClient(location, options) : sqliteClient(location)
 
 /** Builds a store over a client. */
 export const withClient = <A, E, E2>(

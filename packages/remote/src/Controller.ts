@@ -3,9 +3,10 @@
  * to a host (a child process speaking over its stdio, such as
  * `ssh somehost spillway host --stdio`, or TCP), presents a credential for a
  * lease (renewed with the credential once half its life has passed), and
- * drives jobs through it. A remote start reserves its 4 MiB
- * allowance out of the combined retention quota before it is dispatched
- * (a refused dispatch releases it); the output stays on the host and is
+ * drives jobs through it. A remote start reserves its allowance (4 MiB
+ * by default) out of the combined retention quota before it is dispatched,
+ * and gives it back when the dispatch is refused or the job is seen to
+ * end; the output stays on the host and is
  * paged only through the lease, never copied here. Expiring a job ends
  * access here first, then asks the host to delete the spool; when the host
  * cannot be reached or refuses the lease, the result says deletion was not
@@ -18,16 +19,18 @@ import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type * as RpcClientError from "@effect/rpc/RpcClientError"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { type Errors, type Process, type ProcessView, Retention } from "@spillway/core"
+import { Errors, type Process, type ProcessView, Retention } from "@spillway/core"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
 import { Duplex } from "node:stream"
 import { HostError, HostRpcs, MAX_PAGES_AHEAD } from "./HostProtocol.js"
 import * as ReadAhead from "./internal/readAhead.js"
+import * as RecordOutbox from "./internal/recordOutbox.js"
+import * as Unreachable from "./internal/unreachable.js"
 import * as RemoteRecords from "./RemoteRecords.js"
 
-/** The allowance a remote start reserves. */
+/** The allowance a remote start reserves by default (`LayerOptions.reservation`). */
 export const ALLOWANCE_BYTES = 4 * 1024 * 1024
 
 /** A lease from a host other than the one a manifest names. */
@@ -37,10 +40,20 @@ export class HostMismatch extends Schema.TaggedError<HostMismatch>()("HostMismat
   }
 }
 
-/** The host could not be reached, or the call did not complete. */
-export class HostUnreachable extends Schema.TaggedError<HostUnreachable>()("HostUnreachable", { detail: Schema.String }) {
+/**
+ * The host could not be reached, or the call did not complete: `reason` is
+ * the cause word (`refused`, `reset`, `timeout`, `closed`, `tls`, `dns`,
+ * `failed`), `address` the host as the controller dialled it.
+ */
+export class HostUnreachable extends Schema.TaggedError<HostUnreachable>()("HostUnreachable", {
+  detail: Schema.String,
+  reason: Schema.optional(Schema.Literal("refused", "reset", "timeout", "closed", "tls", "dns", "failed")),
+  address: Schema.optional(Schema.String)
+}) {
   override get message() {
-    return `the host could not be reached: ${this.detail}`
+    const at = this.address !== undefined ? ` at ${this.address}` : ""
+    const why = this.reason !== undefined ? ` (${this.reason})` : ""
+    return `the host${at} could not be reached${why}: ${this.detail}; the call was not done, try again once the host is up`
   }
 }
 
@@ -57,8 +70,16 @@ export class HostConnection extends Context.Tag("@spillway/remote/HostConnection
   RpcClient.FromGroup<typeof HostRpcs, RpcClientError.RpcClientError>
 >() {}
 
-const unreachable = (e: unknown) =>
-  e instanceof HostError ? e : new HostUnreachable({ detail: (e as { message?: string }).message ?? String(e) })
+/** The address a host connection dials, named in its errors. */
+export class HostAddress extends Context.Tag("@spillway/remote/HostAddress")<HostAddress, string>() {}
+
+/** A failed call as a typed error: the host's own errors as they are, any other (a socket's, a defect of the client) as `HostUnreachable`. */
+const unreachable = (address: string | undefined) => (e: unknown): HostError | HostUnreachable => {
+  if (e instanceof HostError) return e
+  if (e instanceof HostUnreachable) return e.address !== undefined || address === undefined ? e : new HostUnreachable({ ...e, address })
+  const { detail, reason } = Unreachable.classify(e)
+  return new HostUnreachable({ detail, reason, ...(address !== undefined ? { address } : {}) })
+}
 
 /**
  * A socket over a child process's stdin and stdout (a host started as
@@ -93,25 +114,32 @@ export const socketStdio = (
     )
   )
 
-/** The client of a host reached through a socket. */
-export const layerClient = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>) =>
-  Layer.scoped(HostConnection, RpcClient.make(HostRpcs)).pipe(
-    Layer.provide(RpcClient.layerProtocolSocket({ retryTransientErrors: false })),
-    Layer.provide(RpcSerialization.layerNdjson),
-    Layer.provide(socket)
+/**
+ * The client of a host reached through a socket, and the address its errors
+ * name. A connection that fails fails the calls in flight and the calls
+ * made until it is open again at once; it is opened again with backoff.
+ */
+export const layerClient = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>, address?: string) =>
+  Layer.merge(
+    Layer.scoped(HostConnection, RpcClient.make(HostRpcs)).pipe(
+      Layer.provide(RpcClient.layerProtocolSocket({ retryTransientErrors: false })),
+      Layer.provide(RpcSerialization.layerNdjson),
+      Layer.provide(socket)
+    ),
+    address !== undefined ? Layer.succeed(HostAddress, address) : Layer.empty
   )
 
 /** A host started as a child process, speaking over its stdio. */
 export const layerStdio = (file: string, args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) =>
-  layerClient(socketStdio(file, args, env))
+  layerClient(socketStdio(file, args, env), [file, ...args].join(" ").replace(/\s+/g, " ").slice(0, 80))
 
 /** A host listening for WebSocket connections, at a `ws://` or `wss://` URL. */
 export const layerWebSocket = (url: string) =>
-  layerClient(Socket.layerWebSocket(url).pipe(Layer.provide(NodeSocket.layerWebSocketConstructor)))
+  layerClient(Socket.layerWebSocket(url).pipe(Layer.provide(NodeSocket.layerWebSocketConstructor)), url.slice(0, 200))
 
 /** A host listening on TCP. */
 export const layerTcp = (options: { readonly host: string; readonly port: number }) =>
-  layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }))
+  layerClient(NodeSocket.layerNet({ host: options.host, port: options.port }), `${options.host}:${options.port}`)
 
 /** A remote job as a controller records it. */
 export type RemoteManifest = RemoteRecords.RemoteRecord
@@ -124,6 +152,9 @@ export const manifestsMemory = RemoteRecords.layerMemory
 
 /** Records in a database: a `postgres://` URL (controllers that share one view) or a SQLite file. */
 export const manifestsAt = RemoteRecords.layerFor
+
+/** How many records of pids one lease remembers, for noting exits while the record store does not answer. */
+const KNOWN_RECORDS = 1_000
 
 /** A job restored from the records: it can be read, not driven. */
 export class RemoteJobReadOnly extends Schema.TaggedError<RemoteJobReadOnly>()("RemoteJobReadOnly", { pid: Schema.Number }) {
@@ -139,38 +170,43 @@ export interface Leased {
   readonly scope: string
   /** The hash of the host identity that granted the lease. */
   readonly host: string
-  /** Reserves the allowance, then starts the command on the host; a refused start releases the reservation. */
+  /**
+   * Reserves the allowance, then starts the command on the host, then records
+   * it; a refused start releases the reservation. A job the record store does
+   * not take (after retries) is stopped on the host and the start fails with
+   * `StoreFailed`: no job runs that a restarted controller could not find.
+   */
   readonly start: (
     request: { readonly command: string; readonly cwd?: string; readonly stdin?: boolean; readonly keep?: "head-and-tail" | "whole" }
   ) => Effect.Effect<
     { readonly pid: number; readonly generation: string; readonly started_at: string },
-    HostError | HostUnreachable | Errors.QuotaExceeded
+    HostError | HostUnreachable | Errors.QuotaExceeded | Errors.StoreFailed
   >
   readonly poll: (
     pid: number,
     request?: Omit<Process.PollRequest, "pid">
-  ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable>
+  ) => Effect.Effect<ProcessView.StatusView | ProcessView.Page | ProcessView.Lines, HostError | HostUnreachable | Errors.StoreFailed>
   /** Waits on the host: for the exit, the timeout, or a line matching `pattern` printed after the call (or from line `fromLine` on). */
   readonly wait: (
     pid: number,
     timeoutMillis: number,
     pattern?: string,
     fromLine?: number
-  ) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable>
+  ) => Effect.Effect<ProcessView.StatusView, HostError | HostUnreachable | Errors.StoreFailed>
   /** A page of the lines of the job's kept output that match a pattern, searched on the host. */
   readonly search: (
     pid: number,
     request: Omit<Process.SearchRequest, "pid">
-  ) => Effect.Effect<ProcessView.Matches, HostError | HostUnreachable>
-  readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
-  readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly>
+  ) => Effect.Effect<ProcessView.Matches, HostError | HostUnreachable | Errors.StoreFailed>
+  readonly stdin: (pid: number, data?: string, close?: boolean) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly | Errors.StoreFailed>
+  readonly signal: (pid: number, signal: string) => Effect.Effect<void, HostError | HostUnreachable | RemoteJobReadOnly | Errors.StoreFailed>
   /** This caller's recorded jobs on this host; those started before a restart are read-only. */
-  readonly jobs: Effect.Effect<ReadonlyArray<{ readonly pid: number; readonly command: string; readonly readOnly: boolean }>>
-  readonly status: (pid: number) => Effect.Effect<Process.JobSummary, HostError | HostUnreachable>
+  readonly jobs: Effect.Effect<ReadonlyArray<{ readonly pid: number; readonly command: string; readonly readOnly: boolean }>, Errors.StoreFailed>
+  readonly status: (pid: number) => Effect.Effect<Process.JobSummary, HostError | HostUnreachable | Errors.StoreFailed>
   /** Ends access here and gives the reservation back, then asks the host to delete the spool. */
-  readonly expire: (pid: number) => Effect.Effect<Expired>
+  readonly expire: (pid: number) => Effect.Effect<Expired, Errors.StoreFailed>
   /** Expires every recorded job of this lease whose output the host said expires by now (24 hours after its exit). */
-  readonly sweep: Effect.Effect<ReadonlyArray<Expired>>
+  readonly sweep: Effect.Effect<ReadonlyArray<Expired>, Errors.StoreFailed>
 }
 
 /** The capability to lease a host's jobs. */
@@ -183,14 +219,18 @@ export class RemoteLease extends Context.Tag("@spillway/remote/RemoteLease")<
       caller: Process.Caller,
       options?: { readonly expectHost?: string | undefined }
     ) => Effect.Effect<Leased, HostError | HostUnreachable | HostMismatch>
-    /** The hosts this caller has recorded jobs on, by identity hash: what a restarted controller leases again with `expectHost`. */
-    readonly knownHosts: (caller: Process.Caller) => Effect.Effect<ReadonlyArray<string>>
+    /**
+     * The hosts this caller has recorded jobs on, by identity hash, each with
+     * the address a controller last reached it at and when: what a restarted
+     * controller dials and leases again with `expectHost`.
+     */
+    readonly knownHosts: (caller: Process.Caller) => Effect.Effect<ReadonlyArray<RemoteRecords.KnownHost>, Errors.StoreFailed>
   }
 >() {}
 
 /** How a controller calls its host. */
 export interface LayerOptions {
-  /** Longest wait for one call; 30 seconds by default. */
+  /** Longest wait for one round trip; 30 seconds by default. A wait's own deadline is added to its call's. */
   readonly callTimeout?: Duration.DurationInput
   /**
    * Reading ahead: a reader that pages a finished job's output cursor after
@@ -201,6 +241,22 @@ export interface LayerOptions {
    * `pages: 1`) makes one call per page.
    */
   readonly readAhead?: false | { readonly pages?: number; readonly millis?: number }
+  /**
+   * What a start reserves of the retention quota until its job ends:
+   * `bytesPerStart` (4 MiB by default) each, and, when no `Retention` is in
+   * context, a private quota of `maxStarts` such reservations (32 by
+   * default). A reservation goes back once a poll, wait or status shows the
+   * job ended, or when the job is expired.
+   */
+  readonly reservation?: { readonly bytesPerStart?: number; readonly maxStarts?: number }
+}
+
+const reservationOf = (option: LayerOptions["reservation"]) => {
+  const bytes = option?.bytesPerStart ?? ALLOWANCE_BYTES
+  const starts = option?.maxStarts ?? 32
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`reservation.bytesPerStart must be a whole number of bytes, 0 or more, got ${bytes}`)
+  if (!Number.isSafeInteger(starts) || starts < 1) throw new RangeError(`reservation.maxStarts must be a whole number, 1 or more, got ${starts}`)
+  return { bytes, starts }
 }
 
 const aheadOf = (option: LayerOptions["readAhead"]): ReadAhead.Options => {
@@ -221,20 +277,32 @@ export const layer = (options: LayerOptions = {}) =>
     Effect.gen(function*() {
       const ahead = aheadOf(options.readAhead)
       const client = yield* HostConnection
-      const quota = Option.getOrElse(yield* Effect.serviceOption(Retention.Retention), () => Retention.make())
+      const reserving = reservationOf(options.reservation)
+      const quota = Option.getOrElse(
+        yield* Effect.serviceOption(Retention.Retention),
+        () => Retention.make({ spool: { ...Retention.defaultPools.spool, bytes: Math.max(reserving.bytes, 1) * reserving.starts } })
+      )
       const records = yield* Option.match(yield* Effect.serviceOption(RemoteRecords.RemoteRecords), {
         onNone: () => Effect.provide(RemoteRecords.RemoteRecords, RemoteRecords.layerMemory),
         onSome: Effect.succeed
       })
-      const recorded = Effect.map(Effect.orElseSucceed(records.list, () => []), (all) => all as ReadonlyArray<RemoteManifest>)
-      const record = (m: RemoteManifest) => Effect.ignore(records.save(m))
+      // what was observed while the record store did not answer, written once it answers again
+      const outbox = RecordOutbox.make(records)
       // jobs this controller started itself, since it came up
       const driven = new Set<string>()
-      const timeout = options.callTimeout ?? Duration.seconds(30)
-      const call = <A, E>(effect: Effect.Effect<A, E>) =>
+      const timeout = Duration.decode(options.callTimeout ?? Duration.seconds(30))
+      const address = Option.getOrUndefined(yield* Effect.serviceOption(HostAddress))
+      const failed = unreachable(address)
+      /** One round trip, within the call timeout plus `extraMillis` (what a wait spends on the host); a defect of the client is a typed error too. */
+      const call = <A, E>(effect: Effect.Effect<A, E>, extraMillis = 0) =>
         effect.pipe(
-          Effect.timeoutFail({ duration: timeout, onTimeout: () => new HostUnreachable({ detail: "the call timed out" }) }),
-          Effect.mapError(unreachable)
+          Effect.timeoutFail({
+            duration: Duration.sum(timeout, Duration.millis(extraMillis)),
+            onTimeout: () => new HostUnreachable({ detail: `no answer within ${Duration.format(Duration.sum(timeout, Duration.millis(extraMillis)))}`, reason: "timeout" })
+          }),
+          // a socket that failed under the client surfaces as a defect of its send: it is a typed failure here
+          Effect.catchAllDefect((defect) => Unreachable.isConnectionFailure(defect) ? Effect.fail(defect) : Effect.die(defect)),
+          Effect.mapError(failed)
         ) as Effect.Effect<A, HostError | HostUnreachable>
       return {
         lease: (credential, caller, leaseOptions) =>
@@ -243,6 +311,8 @@ export const layer = (options: LayerOptions = {}) =>
             if (leaseOptions?.expectHost !== undefined && leaseOptions.expectHost !== granted.host) {
               return yield* new HostMismatch({ expected: leaseOptions.expectHost, actual: granted.host })
             }
+            // where this identity was reached, so a restarted controller finds its hosts without dialling every address
+            if (address !== undefined) yield* outbox.address(granted.host, address, yield* Clock.currentTimeMillis)
             // the lease is renewed with the credential once half its life has passed, before a call that needs it
             let lease = granted.lease
             let renewAt = (yield* Clock.currentTimeMillis) + granted.ttlMillis / 2
@@ -259,21 +329,42 @@ export const layer = (options: LayerOptions = {}) =>
               return lease
             }))
             /** Calls the host with the current lease. */
-            const withLease = <A>(f: (lease: string) => Effect.Effect<A, unknown>) => Effect.flatMap(current, (l) => call(f(l)))
+            const withLease = <A>(f: (lease: string) => Effect.Effect<A, unknown>, extraMillis = 0) =>
+              Effect.flatMap(current, (l) => call(f(l), extraMillis))
             const scopeHash = scopeHashOf(granted.scope)
             const readAhead = ReadAhead.make<HostError | HostUnreachable>(ahead)
             const reservations = new Map<number, Retention.Reservation>()
-            const mine = (m: RemoteManifest) =>
-              m.host === granted.host && m.scopeHash === scopeHash && m.owner === caller.owner && m.channel === caller.channel
-            const findRecord = (pid: number) => Effect.map(recorded, (all) => all.filter(mine).reverse().find((m) => m.pid === pid))
-            /** Notes what a view says about the job's end, so expiry can follow it. */
+            const key: RemoteRecords.Key = { owner: caller.owner, channel: caller.channel, host: granted.host, scopeHash }
+            // the record last found for each pid, for noting an exit when the store does not answer
+            const known = new Map<number, RemoteManifest>()
+            /** The newest record of a pid, by key; what the outbox kept is written once the store answers. */
+            const findRecord = (pid: number) =>
+              records.find(key, pid).pipe(
+                Effect.tap((m) =>
+                  Effect.sync(() => {
+                    if (m === undefined) return void known.delete(pid)
+                    if (known.size >= KNOWN_RECORDS) known.clear()
+                    known.set(pid, m)
+                  })
+                ),
+                Effect.tap(() => outbox.flush)
+              )
+            /** Gives back what a start reserved; the output stays on the host, in the host's own pool. */
+            const release = (pid: number) =>
+              Effect.suspend(() => {
+                const reservation = reservations.get(pid)
+                reservations.delete(pid)
+                return reservation !== undefined ? reservation.release : Effect.void
+              })
+            /** Notes what a view says about the job's end, so expiry can follow it, and gives its reservation back. */
             const observe = (pid: number, view: ProcessView.StatusView | ProcessView.Page | ProcessView.Lines) =>
               Effect.gen(function*() {
                 if (view._tag !== "StatusView" || view.retention.status === "running") return
+                yield* release(pid)
                 const r = view.retention
-                const m = yield* findRecord(pid)
+                const m = known.get(pid) ?? (yield* Effect.orElseSucceed(findRecord(pid), () => undefined))
                 if (m === undefined) return
-                yield* record({
+                yield* outbox.exit({
                   ...m,
                   exitCode: r.exit_code,
                   signal: r.signal,
@@ -283,6 +374,15 @@ export const layer = (options: LayerOptions = {}) =>
               })
             /** The generation recorded for a pid, which binds every call to the job this controller knows. */
             const generationOf = (pid: number) => Effect.map(findRecord(pid), (m) => m?.generation)
+            /** Stops and deletes a job the record store did not take, and gives its reservation back. */
+            const unrecorded = (pid: number, generation: string) =>
+              Effect.gen(function*() {
+                driven.delete(generation)
+                yield* release(pid)
+                yield* Effect.ignore(withLease((lease) => client.Signal({ lease, pid, generation, signal: "SIGKILL" })))
+                yield* Effect.ignore(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis: 5_000 }), 5_000))
+                yield* Effect.ignore(withLease((lease) => client.Delete({ lease, pid, generation })))
+              })
             const drive = (pid: number) =>
               Effect.flatMap(findRecord(pid), (m) =>
                 m !== undefined && !driven.has(m.generation) ? Effect.fail(new RemoteJobReadOnly({ pid })) : Effect.void)
@@ -292,11 +392,11 @@ export const layer = (options: LayerOptions = {}) =>
               start: (request) =>
                 Effect.gen(function*() {
                   // the remote job's whole allowance, from the pool local spools use; no local body, so no entry
-                  const reservation = yield* quota.reserve("spool", ALLOWANCE_BYTES, { entry: false })
+                  const reservation = yield* quota.reserve("spool", reserving.bytes, { entry: false })
                   const started = yield* withLease((lease) => client.Start({ lease, ...request })).pipe(Effect.tapError(() => reservation.release))
                   reservations.set(started.pid, reservation)
                   driven.add(started.generation)
-                  yield* record({
+                  const m: RemoteManifest = {
                     generation: started.generation,
                     pid: started.pid,
                     owner: caller.owner,
@@ -306,7 +406,20 @@ export const layer = (options: LayerOptions = {}) =>
                     emittedBytes: 0,
                     host: granted.host,
                     scopeHash
-                  } satisfies RemoteManifest)
+                  }
+                  // a job nobody could find again must not run: one the store does not take is stopped, and the start fails
+                  yield* records.save(m).pipe(Effect.catchAll((e) =>
+                    Effect.zipRight(
+                      unrecorded(started.pid, started.generation),
+                      Effect.fail(
+                        new Errors.StoreFailed({
+                          operation: e.operation,
+                          reason: `${e.reason}; the job started on the host as pid ${started.pid} was stopped, since no restarted controller could find it`
+                        })
+                      )
+                    )
+                  ))
+                  known.set(started.pid, m)
                   return started
                 }),
               poll: (pid, request = {}) =>
@@ -323,7 +436,11 @@ export const layer = (options: LayerOptions = {}) =>
                 }),
               wait: (pid, timeoutMillis, pattern, fromLine) =>
                 Effect.flatMap(generationOf(pid), (generation) =>
-                  Effect.tap(withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern, fromLine })), (v) => observe(pid, v))),
+                                    // the wait's own deadline extends its call's: the host answers by then
+                  Effect.tap(
+                    withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern, fromLine }), Math.max(0, timeoutMillis)),
+                    (v) => observe(pid, v)
+                  )),
               search: (pid, request) =>
                 Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Search({ lease, pid, generation, ...request }))),
               stdin: (pid, data, close) =>
@@ -332,20 +449,24 @@ export const layer = (options: LayerOptions = {}) =>
                 Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Signal({ lease, pid, generation, signal })))),
               sweep: Effect.gen(function*() {
                 const now = yield* Clock.currentTimeMillis
-                const due = (yield* recorded).filter((m) => mine(m) && m.expiresAt !== undefined && m.expiresAt <= now)
+                const due = yield* records.list({ ...key, expiredBy: now })
                 return yield* Effect.forEach(due, (m) => leased.expire(m.pid))
               }),
-              jobs: Effect.map(recorded, (all) =>
-                all.filter(mine).map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
-              status: (pid) => Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Status({ lease, pid, generation }))),
+              jobs: Effect.map(Effect.tap(records.list(key), () => outbox.flush), (all) =>
+                all.map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
+              status: (pid) =>
+                Effect.flatMap(generationOf(pid), (generation) =>
+                  Effect.tap(withLease((lease) => client.Status({ lease, pid, generation })), (job) => job.status === "running" ? Effect.void : release(pid))),
               expire: (pid) =>
                 Effect.gen(function*() {
-                  const reservation = reservations.get(pid)
-                  reservations.delete(pid)
-                  if (reservation !== undefined) yield* reservation.release
+                  yield* release(pid)
                   // access ends here first, whatever the host says
                   const m = yield* findRecord(pid)
-                  if (m !== undefined) yield* Effect.ignore(records.remove(m.generation))
+                  if (m !== undefined) {
+                    yield* records.remove(m.generation)
+                    outbox.forget(m.generation)
+                    known.delete(pid)
+                  }
                   return yield* withLease((lease) => client.Delete({ lease, pid, generation: m?.generation })).pipe(
                     Effect.as({ pid, deleted: true } satisfies Expired),
                     Effect.catchAll((e) =>
@@ -360,10 +481,7 @@ export const layer = (options: LayerOptions = {}) =>
             }
             return leased
           }),
-        knownHosts: (caller) =>
-          Effect.map(recorded, (all) => [
-            ...new Set(all.filter((m) => m.owner === caller.owner && m.channel === caller.channel).map((m) => m.host))
-          ])
+        knownHosts: (caller) => Effect.zipRight(outbox.flush, records.hosts(caller))
       }
     })
   )

@@ -17,7 +17,7 @@ import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import { Access, Cursor, Errors, ErrorText, Process, type ProcessView, Secrets } from "@spillway/core"
+import { Access, Cursor, Errors, ErrorText, Process, type ProcessView, Retention, Secrets } from "@spillway/core"
 import { NodeBodies, NodeChild, NodePattern } from "@spillway/node"
 import { Clock, Data, Deferred, Effect, Either, FiberId, Layer, Schedule, Schema } from "effect"
 import { randomBytes } from "node:crypto"
@@ -26,6 +26,7 @@ import * as Path from "node:path"
 import * as HostIdentity from "./HostIdentity.js"
 import { HostError, HostRpcs } from "./HostProtocol.js"
 import * as Listener from "./internal/listener.js"
+import * as Revocations from "./internal/revocations.js"
 import * as Lease from "./Lease.js"
 
 /** Where a host keeps its identity, spools and records, whom it trusts, and its limits. */
@@ -38,6 +39,12 @@ export interface Options extends Process.Options {
   readonly leaseTtlMillis?: number | undefined
   /** Limits on connections and frames (TCP and WebSocket; the frame limit on stdio too). */
   readonly limits?: Partial<Limits> | undefined
+  /**
+   * Bytes the kept output of all jobs may hold (`spillway host --spool-pool`);
+   * 128 MiB by default. A job holds what it kept until it expires; a job
+   * started once the pool is full keeps nothing, and its status says so.
+   */
+  readonly spoolPoolBytes?: number | undefined
 }
 
 /** Limits on a host's connections and frames, before and after authentication, and on each scope's waits. */
@@ -79,6 +86,8 @@ const RECHECK_MILLIS = 200
 
 /** A failure as a controller receives it, its words through `ErrorText` (bounded, and masked with the host's masker). */
 const hostError = (e: unknown, masker?: Secrets.Masker) => {
+  // already described (a lease refused while a wait ran): the same words and reason as any later call's
+  if (e instanceof HostError) return e
   const { message, tag } = ErrorText.describe(e, { masker })
   return new HostError({ reason: tag, detail: message })
 }
@@ -90,31 +99,34 @@ export const CredentialsFile = Schema.parseJson(Schema.Struct({
 
 const decodeCredentials = Schema.decodeUnknownEither(CredentialsFile)
 
-/** Every credential of the credentials file with its scope, the weak ones too; none when it is missing, unreadable or malformed. */
-const readAllCredentials = (file: string): ReadonlyArray<readonly [string, string]> => {
+/** Every credential of the credentials file with its scope, the weak ones too; undefined when it is missing, unreadable or malformed. */
+const readAllCredentials = (file: string): ReadonlyArray<readonly [string, string]> | undefined => {
   let text: string
   try {
     text = Fs.readFileSync(file, "utf8")
   } catch {
-    return []
+    return undefined
   }
   const decoded = decodeCredentials(text)
-  return decoded._tag === "Right" ? Object.entries(decoded.right.credentials) : []
+  return decoded._tag === "Right" ? Object.entries(decoded.right.credentials) : undefined
 }
 
 /**
- * Reads the credentials file (credential to scope); a missing, unreadable
- * or malformed file trusts no one, and a credential shorter than
- * `MIN_CREDENTIAL_CHARS` (written there after the host started) is never
- * accepted.
+ * Reads the credentials file (credential to scope), or undefined when it is
+ * missing, unreadable or malformed (as while it is rewritten in place): then
+ * the host trusts no one, but nothing is noted as revoked. A credential
+ * shorter than `MIN_CREDENTIAL_CHARS` (written there after the host
+ * started) is never accepted.
  */
-const readCredentials = (file: string): ReadonlyMap<string, string> =>
-  new Map(readAllCredentials(file).filter(([credential]) => credential.length >= MIN_CREDENTIAL_CHARS))
+const readCredentials = (file: string): ReadonlyMap<string, string> | undefined => {
+  const all = readAllCredentials(file)
+  return all === undefined ? undefined : new Map(all.filter(([credential]) => credential.length >= MIN_CREDENTIAL_CHARS))
+}
 
 /** Fails when the credentials file names a credential too short to be safe, naming its scope (never the credential). */
 const checkCredentials = (file: string) =>
   Effect.suspend(() => {
-    const weak = readAllCredentials(file).filter(([credential]) => credential.length < MIN_CREDENTIAL_CHARS)
+    const weak = (readAllCredentials(file) ?? []).filter(([credential]) => credential.length < MIN_CREDENTIAL_CHARS)
     if (weak.length === 0) return Effect.void
     const scopes = weak.slice(0, 5).map(([, scope]) => JSON.stringify(scope)).join(", ")
     return Effect.fail(
@@ -163,6 +175,18 @@ export const handlers = (options: Options) =>
     yield* checkCredentials(options.credentials)
     const directory = Path.resolve(options.directory)
     const identity = yield* HostIdentity.loadOrCreate(Path.join(directory, "identity"))
+    // a removed credential's leases stay revoked when it is put back; noticed at every check and every second
+    const revocations = yield* Effect.try({
+      try: () =>
+        Revocations.make({
+          stateFile: Path.join(directory, "revoked-credentials.json"),
+          readCredentials: () => readCredentials(options.credentials),
+          fenceOf: Lease.fenceOf,
+          now: () => Date.now()
+        }),
+      catch: (e) => new HostError({ reason: "Unavailable", detail: `the host cannot keep its record of revoked credentials in ${directory}: ${String(e)}` })
+    }).pipe(Effect.orDie)
+    yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => void revocations.read()), Schedule.spaced("1 second")))
     const manager = yield* Process.make(options)
     // every error a controller receives is masked as any output is
     const masker = yield* Secrets.Secrets
@@ -177,11 +201,11 @@ export const handlers = (options: Options) =>
     /** Verifies a lease now (not when the effect is built), as the caller it grants. */
     const check = (token: string, clientId: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Either.match(Lease.verify(identity.secret, identity.hash, readCredentials(options.credentials), token, now), {
+        Either.match(Lease.verify(identity.secret, identity.hash, revocations.read(), token, now, revocations.revokedAt), {
           onLeft: (e) => Effect.fail(failed(e)),
           onRight: (grant) => Effect.as(authenticated(clientId), Lease.callerOf(grant))
         }))
-    const waits = yield* waitRegistry(options, identity, limitsOf(options).maxWaitsPerScope, failed)
+    const waits = yield* waitRegistry(revocations, identity, limitsOf(options).maxWaitsPerScope, failed)
     const run = <A, E>(token: string, clientId: number, f: (caller: Process.Caller) => Effect.Effect<A, E>) =>
       Effect.flatMap(check(token, clientId), (caller) => Effect.mapError(f(caller), failed))
     /** Like `run`, for a job the controller names by pid and, when it knows it, generation. */
@@ -202,7 +226,7 @@ export const handlers = (options: Options) =>
     return {
       Lease: ({ channel, credential, owner }, { clientId }) =>
         Effect.gen(function*() {
-          const scope = Lease.scopeOf(readCredentials(options.credentials), credential)
+          const scope = Lease.scopeOf(revocations.read(), credential)
           if (scope === undefined) {
             return yield* failed(new Lease.LeaseRefused({ reason: "credential", detail: "this host does not know that credential" }))
           }
@@ -267,16 +291,16 @@ export const handlers = (options: Options) =>
  * ending every wait on a lease once it is revoked. A wait costs a count
  * and a place in its lease's record, not a timer or a fiber of its own.
  */
-const waitRegistry = (options: Options, identity: HostIdentity.HostIdentity, max: number, failed: (e: unknown) => HostError) =>
+const waitRegistry = (revocations: Revocations.Revocations, identity: HostIdentity.HostIdentity, max: number, failed: (e: unknown) => HostError) =>
   Effect.gen(function*() {
     const byScope = new Map<string, number>()
     const leases = new Map<string, { readonly revoked: Deferred.Deferred<never, HostError>; waits: number }>()
     const recheck = Effect.suspend(() => {
       if (leases.size === 0) return Effect.void
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const credentials = readCredentials(options.credentials)
+        const credentials = revocations.read()
         return Effect.forEach(leases, ([token, entry]) => {
-          const verified = Lease.verify(identity.secret, identity.hash, credentials, token, now)
+          const verified = Lease.verify(identity.secret, identity.hash, credentials, token, now, revocations.revokedAt)
           return verified._tag === "Left" ? Deferred.fail(entry.revoked, failed(verified.left)) : Effect.void
         }, { discard: true })
       })
@@ -326,7 +350,10 @@ const services = (options: Options) => {
   Fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
   return Layer.mergeAll(
     NodeChild.layerForJobs(),
-    NodeBodies.layerWithout({ directory: Path.join(directory, "spools") }),
+    NodeBodies.layerWithout({
+      directory: Path.join(directory, "spools"),
+      ...(options.spoolPoolBytes !== undefined ? { pools: { spool: { ...Retention.defaultPools.spool, bytes: options.spoolPoolBytes } } } : {})
+    }),
     Secrets.layerFromEnv,
     cursorKey(Path.join(directory, "cursor.key")),
     Access.allowOwners,

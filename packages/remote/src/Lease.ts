@@ -77,14 +77,17 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 /**
  * Checks a lease token against this host's secret and identity, the
  * credentials now in force (credential to scope) and the time; returns
- * what it grants.
+ * what it grants. With `revokedAt`, a lease issued at or before its
+ * credential was last removed is refused, even when the same credential is
+ * in force again.
  */
 export const verify = (
   secret: Uint8Array,
   hostHash: string,
   credentials: ReadonlyMap<string, string>,
   token: unknown,
-  now: number
+  now: number,
+  revokedAt?: (fence: string) => number | undefined
 ): Either.Either<Grant, LeaseRefused> => {
   const refuse = (reason: LeaseRefused["reason"], detail: string) => Either.left(new LeaseRefused({ reason, detail }))
   const shape = typeof token === "string" && token.length <= MAX_TOKEN_LENGTH ? TOKEN.exec(token) : null
@@ -120,6 +123,10 @@ export const verify = (
     if (constantTimeEqual(fenceOf(credential), fence) && s === scope) current = true
   }
   if (!current) return refuse("revoked", `the credential of scope ${JSON.stringify(scope)} was revoked or replaced; ask for a new lease`)
+  const removedAt = revokedAt?.(fence)
+  if (removedAt !== undefined && issuedAt <= removedAt) {
+    return refuse("revoked", `the credential of scope ${JSON.stringify(scope)} was removed after this lease was issued; ask for a new lease`)
+  }
   return Either.right({ scope, owner, channel, host, fence, issuedAt, expiresAt })
 }
 

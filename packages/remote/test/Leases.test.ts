@@ -108,9 +108,10 @@ describe("leases over the wire", () => {
       const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a", "cred-b-8e3a6c0f5b2d": "team-b" })
       const { port } = yield* hostProcess(files)
       const context = yield* controllerOn(port)
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
       for (const pattern of ["AFTER", undefined]) {
         Fs.writeFileSync(files.credentials, JSON.stringify({ credentials: { "cred-a-4f9c2e7b1d8a": "team-a", "cred-b-8e3a6c0f5b2d": "team-b" } }))
+        // a lease from before the credential was removed stays revoked: a new one is needed once it is back
+        const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
         const job = yield* leased.start({ command: "echo before; sleep 1.5; echo AFTER-REVOCATION; sleep 1" })
         yield* leased.wait(job.pid, 10_000, "before", 1)
         const waiting = yield* Effect.fork(leased.wait(job.pid, 10_000, pattern))

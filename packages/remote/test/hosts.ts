@@ -22,10 +22,12 @@ export const hostFiles = (credentials: Record<string, string>) => {
 export const hostProcess = (
   files: { readonly directory: string; readonly credentials: string },
   flag: "--listen" | "--listen-ws" = "--listen",
-  extra: ReadonlyArray<string> = []
+  extra: ReadonlyArray<string> = [],
+  /** A port to listen on (a host started again where it was); a random one by default. */
+  onPort?: number
 ) =>
   Effect.gen(function*() {
-    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const port = onPort ?? 20_000 + Math.floor(Math.random() * 20_000)
     const host = ChildProcess.spawn(
       process.execPath,
       [bin, "host", flag, String(port), "--dir", files.directory, "--credentials", files.credentials, ...extra],
