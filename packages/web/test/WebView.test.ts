@@ -75,7 +75,8 @@ const snapshot = () =>
     return `${f} ${st.size} ${st.mtimeMs}`
   })
 
-describe("spillway serve over HTTP", () => {
+// Many requests each, one after another: on a machine busy with other work a test can take tens of seconds without hanging.
+describe("spillway serve over HTTP", { timeout: 120_000 }, () => {
   it("refuses every method but GET on every route with 405, and changes nothing", async () => {
     const before = snapshot()
     for (const path of routes()) {
