@@ -535,7 +535,7 @@ const startJob = async (h, conv, kind, lines, via) => {
   }
   figures.startMs.push(reply.ms)
   figures.jobs++
-  const job = { host: h, conv, kind, seed, pid: reply.value.pid, startedVia: reply.via, expected: kind === "server" ? undefined : expectedOf(kind, seed, lines) }
+  const job = { host: h, conv, kind, seed, pid: reply.value.pid, expected: kind === "server" ? undefined : expectedOf(kind, seed, lines) }
   jobsAll.push(job)
   return job
 }
@@ -607,8 +607,8 @@ const conversation = async (i) => {
       else noteError("poll", p.error)
       await sleep(100)
     }
-    // only the controller that started a job may signal it: a replaced controller's jobs are read-only
-    const end = await call({ op: "signal", host: h, conv, pid: server.pid, signal: "SIGTERM" }, server.startedVia)
+    // any controller may signal it, also one that replaced the controller that started it
+    const end = await call({ op: "signal", host: h, conv, pid: server.pid, signal: "SIGTERM" })
     if (!end.ok) {
       noteError("signal", end.error)
       const ex = await call({ op: "expire", host: h, conv, pid: server.pid })

@@ -156,10 +156,10 @@ export const manifestsAt = RemoteRecords.layerFor
 /** How many records of pids one lease remembers, for noting exits while the record store does not answer. */
 const KNOWN_RECORDS = 1_000
 
-/** A job restored from the records: it can be read, not driven. */
+/** A job restored from the records: it can be read and signalled (so it can be stopped), but takes no stdin. */
 export class RemoteJobReadOnly extends Schema.TaggedError<RemoteJobReadOnly>()("RemoteJobReadOnly", { pid: Schema.Number }) {
   override get message() {
-    return `remote job ${this.pid} was started before this controller restarted: its output can be read through the lease, but it takes no stdin and no signal`
+    return `remote job ${this.pid} was started before this controller restarted: its output can be read and it can be signalled through the lease, but it takes no stdin`
   }
 }
 
@@ -446,7 +446,8 @@ export const layer = (options: LayerOptions = {}) =>
               stdin: (pid, data, close) =>
                 Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Stdin({ lease, pid, generation, data, close })))),
               signal: (pid, signal) =>
-                Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Signal({ lease, pid, generation, signal })))),
+                // a job restored from the records takes signals: a controller that replaced the one that started it can stop it
+                Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Signal({ lease, pid, generation, signal }))),
               sweep: Effect.gen(function*() {
                 const now = yield* Clock.currentTimeMillis
                 const due = yield* records.list({ ...key, expiredBy: now })

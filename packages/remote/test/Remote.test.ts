@@ -345,7 +345,7 @@ const controller = (port: number, manifests: Layer.Layer<RemoteRecords.RemoteRec
   )
 
 describe("a restarted controller", () => {
-  it.scopedLive("finds its jobs in its records, needs a fresh lease from the same host, and gets them read-only", () =>
+  it.scopedLive("finds its jobs in its records, needs a fresh lease from the same host, and gets them read-only but for signals", () =>
     Effect.gen(function*() {
       const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
       const port = yield* tcpHost(files)
@@ -367,12 +367,23 @@ describe("a restarted controller", () => {
       expect(yield* again.jobs).toEqual([{ pid: job.pid, command: "echo started before the restart; sleep 30", readOnly: true }])
       expect(((yield* again.poll(job.pid)) as View).output).toBe("started before the restart\n")
       expect((yield* Effect.flip(again.stdin(job.pid, "x")))._tag).toBe("RemoteJobReadOnly")
-      expect((yield* Effect.flip(again.signal(job.pid, "SIGTERM")))._tag).toBe("RemoteJobReadOnly")
       // expiry ends access here; the host refuses to delete a job still running, and the result says so
       const expired = yield* again.expire(job.pid)
       expect(expired.deleted).toBe(false)
       expect(expired.note).toContain("still running")
       expect(yield* again.jobs).toEqual([])
+      // a job restored from the records can still be stopped: a controller that replaced its starter signals it
+      const gone = yield* Scope.make()
+      const starter = yield* Layer.build(controller(port, Controller.manifestsAt(records))).pipe(Scope.extend(gone))
+      const second = yield* leaseWith("cred-a-4f9c2e7b1d8a", { expectHost: leased.host }).pipe(Effect.provide(starter))
+      const other = yield* second.start({ command: "echo second; sleep 30" })
+      yield* second.wait(other.pid, 10_000, "second")
+      yield* Scope.close(gone, Exit.void)
+      const replaced = yield* Layer.build(controller(port, Controller.manifestsAt(records)))
+      const third = yield* leaseWith("cred-a-4f9c2e7b1d8a", { expectHost: leased.host }).pipe(Effect.provide(replaced))
+      expect(yield* third.jobs).toEqual([{ pid: other.pid, command: "echo second; sleep 30", readOnly: true }])
+      yield* third.signal(other.pid, "SIGTERM")
+      expect(((yield* third.wait(other.pid, 10_000)) as View).retention).toMatchObject({ pid: other.pid, status: "exited", signal: "SIGTERM" })
       Fs.rmSync(files.root, { recursive: true, force: true })
     }), 30_000)
 })
