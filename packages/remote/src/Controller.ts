@@ -53,7 +53,11 @@ export class HostUnreachable extends Schema.TaggedError<HostUnreachable>()("Host
   override get message() {
     const at = this.address !== undefined ? ` at ${this.address}` : ""
     const why = this.reason !== undefined ? ` (${this.reason})` : ""
-    return `the host${at} could not be reached${why}: ${this.detail}; the call was not done, try again once the host is up`
+    // only a connection never made says the call did not reach the host; a timeout or a broken one may come after it ran
+    const after = this.reason === "refused" || this.reason === "dns" || this.reason === "tls"
+      ? "the call was not done, try again once the host is up"
+      : "the call may have been done on the host before this: look (jobs, status) before starting a job again"
+    return `the host${at} could not be reached${why}: ${this.detail}; ${after}`
   }
 }
 

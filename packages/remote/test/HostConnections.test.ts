@@ -69,6 +69,8 @@ describe("connection failures", () => {
       expect(e).toMatchObject({ _tag: "HostUnreachable", reason: "refused", address: `127.0.0.1:${port}` })
       expect(e.message).toContain(`the host at 127.0.0.1:${port} could not be reached (refused)`)
       expect(e.message).not.toMatch(/could not be reached.*could not be reached/)
+      // a connection never made: the call did not run
+      expect(e.message).toContain("the call was not done")
     }), 20_000)
 
   it.scopedLive("a server that resets the connection is HostUnreachable, reset", () =>
@@ -85,6 +87,9 @@ describe("connection failures", () => {
       const e = yield* leaseFails(port)
       expect(e).toMatchObject({ _tag: "HostUnreachable", reason: "timeout", address: `127.0.0.1:${port}` })
       expect(Date.now() - started).toBeLessThan(5_000)
+      // no answer in time: the host may have run it, so the words never say it did not
+      expect(e.message).toContain("may have been done on the host")
+      expect(e.message).not.toContain("was not done")
     }), 20_000)
 
   it.scopedLive("a host killed mid-call fails the call as HostUnreachable, and later calls at once, until it is back", () =>
