@@ -18,15 +18,22 @@ const controllerVia = (port: number, records: string) =>
 /** The command lines of the processes running now. */
 const commandLines = () => ChildProcess.execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
 
+/** A host, a fresh database behind a relay the test can cut, and a controller over both, leased as `me`. */
+const rig = Effect.gen(function*() {
+  const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
+  const { port } = yield* hostProcess(files)
+  const { url } = yield* freshUrl
+  const link = yield* relay(new URL(url))
+  const context = yield* Layer.build(controllerVia(port, link.url))
+  const remote = yield* Effect.provide(Controller.RemoteLease, context)
+  const leased = yield* remote.lease("cred-a-4f9c2e7b1d8a", me)
+  return { files, port, url, link, remote, leased }
+})
+
 describe.skipIf(pgUrl === undefined)("a controller whose record store does not answer", () => {
   it.scopedLive("fails a start with StoreFailed and stops the job it started, so no job runs unrecorded", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
-      const { port } = yield* hostProcess(files)
-      const { url } = yield* freshUrl
-      const link = yield* relay(new URL(url))
-      const context = yield* Layer.build(controllerVia(port, link.url))
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
+      const { files, link, leased } = yield* rig
       link.cut()
       const marker = `sleep 37.${process.pid}`
       const failure = yield* Effect.flip(leased.start({ command: `${marker}; echo never` }))
@@ -42,13 +49,7 @@ describe.skipIf(pgUrl === undefined)("a controller whose record store does not a
 
   it.scopedLive("answers jobs, knownHosts and polls with StoreFailed, never an empty list or an unchecked generation", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
-      const { port } = yield* hostProcess(files)
-      const { url } = yield* freshUrl
-      const link = yield* relay(new URL(url))
-      const context = yield* Layer.build(controllerVia(port, link.url))
-      const remote = yield* Effect.provide(Controller.RemoteLease, context)
-      const leased = yield* remote.lease("cred-a-4f9c2e7b1d8a", me)
+      const { files, link, leased, port, remote } = yield* rig
       const job = yield* leased.start({ command: "echo recorded" })
       yield* leased.wait(job.pid, 10_000)
       link.cut()
@@ -63,12 +64,7 @@ describe.skipIf(pgUrl === undefined)("a controller whose record store does not a
 
   it.scopedLive("records the exits it observed while the store was down once it answers again", () =>
     Effect.gen(function*() {
-      const files = hostFiles({ "cred-a-4f9c2e7b1d8a": "team-a" })
-      const { port } = yield* hostProcess(files)
-      const { url } = yield* freshUrl
-      const link = yield* relay(new URL(url))
-      const context = yield* Layer.build(controllerVia(port, link.url))
-      const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("cred-a-4f9c2e7b1d8a", me)).pipe(Effect.provide(context))
+      const { files, link, leased, url } = yield* rig
       const jobs = yield* Effect.forEach([0, 1, 2], (i) => leased.start({ command: `sleep 1.5; exit ${i + 3}` }))
       // the waits are under way (their generations checked) when the store goes away; the exits come while it is away
       const waits = yield* Effect.fork(Effect.forEach(jobs, (j) => leased.wait(j.pid, 20_000), { concurrency: "unbounded" }))
