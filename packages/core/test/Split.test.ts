@@ -29,7 +29,7 @@ const greedy = (c: Split.Costs): Split.Ends => {
     }
   }
   const second = c.first === "head" ? "tail" : "head"
-  take(c.first, c.share.budget, shareUnits)
+  take(c.first, Math.min(c.share.budget, c.budget), shareUnits)
   take(second, c.budget, Infinity)
   take(c.first, c.budget, Infinity)
   return n
@@ -89,6 +89,12 @@ describe("Split", () => {
       expect(spent + costs[s.head]!).toBeGreaterThan(budget)
       expect(spent + costs[costs.length - 1 - s.tail]!).toBeGreaterThan(budget)
     }
+  })
+
+  it("a budget below zero shows nothing, not even units that cost nothing", () => {
+    const costs = [0, 0]
+    const s = Split.byCost({ total: 2, ...sides(costs), first: "head", share: { budget: 0 }, budget: -1 })
+    expect({ head: s.head, tail: s.tail, spent: s.spent }).toEqual({ head: 0, tail: 0, spent: 0 })
   })
 
   it.prop("cuts text at whole code points, counts exactly what it left out, and keeps no more than asked", [

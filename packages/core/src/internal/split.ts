@@ -127,7 +127,8 @@ export const byCost = (c: Costs): Spent => {
     headMax: Math.min(c.head.count, maxUnits),
     tailMax: Math.min(c.tail.count, maxUnits),
     first: c.first,
-    fitsShare: (n) => n <= shareUnits && firstCost(n) <= c.share.budget,
+    // a share never holds more than the whole budget, even when asked to (a budget below zero holds nothing)
+    fitsShare: (n) => n <= shareUnits && firstCost(n) <= Math.min(c.share.budget, c.budget),
     fits: (h, t) => h + t <= maxUnits && head(h) + tail(t) <= c.budget
   })
   return { ...split, spent: head(split.head) + tail(split.tail) }
