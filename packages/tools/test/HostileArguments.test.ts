@@ -1,14 +1,12 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Replies } from "@spillway/tools"
 import { FastCheck as fc } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { connectMcp, type Result, textOf } from "./mcpStdio.js"
 
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
 const dirs: Array<string> = []
 afterAll(() => {
   for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
@@ -19,19 +17,10 @@ const SECRET_ENV = "hostile-test-secret-value-0123456789"
 const connect = async () => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-hostile-"))
   dirs.push(dir)
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, "mcp"],
-    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester", DEPLOY_TOKEN: SECRET_ENV },
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "spillway-hostile", version: "1.0.0" })
-  await client.connect(transport)
+  const { client } = await connectMcp(dir, { env: { DEPLOY_TOKEN: SECRET_ENV }, name: "spillway-hostile" })
   return { client, dir }
 }
 
-type Result = { readonly isError?: boolean; readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }> }
-const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<Result>
 
 describe("replies to hostile arguments", () => {

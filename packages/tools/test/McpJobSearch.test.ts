@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { connectMcp } from "./mcpStdio.js"
 
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
 /** Bytes `seq from to` prints. */
 const seqBytes = (from: number, to: number) => {
   let n = 0
@@ -25,17 +23,7 @@ const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 const TS_ERROR = "src/app.ts(1501,7): error TS2322: Type 'string' is not assignable to type 'number'."
 
 /** A client of `spillway mcp` acting for `owner`, over stdio, on the output directory `dir`. */
-const connect = async (dir: string, owner: string) => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, "mcp"],
-    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: owner },
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "spillway-test", version: "1.0.0" })
-  await client.connect(transport)
-  return client
-}
+const connect = async (dir: string, owner: string) => (await connectMcp(dir, { owner })).client
 
 /**
  * Failure lines and searches of background jobs through the official MCP

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { connectMcp } from "./mcpStdio.js"
 
-const bin = fileURLToPath(new URL("../../cli/bin/spillway.cjs", import.meta.url))
 
 type Result = {
   readonly isError?: boolean
@@ -17,17 +15,7 @@ type Result = {
 const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 
 /** A client of `spillway mcp` acting for `owner`, over stdio, on the output directory `dir`. */
-const connect = async (dir: string, owner = "tester") => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, "mcp"],
-    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: owner },
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "spillway-test", version: "1.0.0" })
-  await client.connect(transport)
-  return client
-}
+const connect = async (dir: string, owner = "tester") => (await connectMcp(dir, { owner })).client
 
 /** The fields of the record a model cannot act on: in the facts, never in the text. */
 const FACTS_ONLY = ["shown_intervals", "capture_limit_loss_bytes", "not_retained_bytes", "retained_bytes", "emitted_bytes", "spool", "expires_at", "[output retention]"]

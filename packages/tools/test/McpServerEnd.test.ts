@@ -1,21 +1,12 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { bin, type Result } from "./mcpStdio.js"
+import { connectMcp, type Result } from "./mcpStdio.js"
 
 /** A `spillway mcp` over a directory, through the official client, with the server's pid. */
 const start = async (dir: string) => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, "mcp"],
-    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "spillway-test", version: "1.0.0" })
-  await client.connect(transport)
+  const { client, transport } = await connectMcp(dir)
   const call = async (args: Record<string, unknown>) =>
     (await client.callTool({ name: "manage_process", arguments: args }, undefined, { timeout: 30_000 })) as unknown as Result
   return { client, call, pid: transport.pid! }

@@ -23,6 +23,27 @@ export type Result = {
 /** The text a model reads of a result. */
 export const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 
+/** What a client of `spillway mcp` may change: who it acts for, the command's arguments, more environment, its own name. */
+export interface ConnectOptions {
+  readonly owner?: string
+  readonly args?: ReadonlyArray<string>
+  readonly env?: Readonly<Record<string, string>>
+  readonly name?: string
+}
+
+/** A client of `spillway mcp` over stdio on the output directory `dir` (also its HOME), with its transport. */
+export const connectMcp = async (dir: string, options: ConnectOptions = {}) => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, "mcp", ...(options.args ?? [])],
+    env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: options.owner ?? "tester", ...options.env },
+    stderr: "pipe"
+  })
+  const client = new Client({ name: options.name ?? "spillway-test", version: "1.0.0" })
+  await client.connect(transport)
+  return { client, transport }
+}
+
 /** The server of a test file: its client, its directory, and a tool call through the client (60 s unless told). */
 export interface Server {
   readonly client: Client
@@ -36,14 +57,7 @@ export const mcpServer = (prefix: string): Server => {
   let dir = ""
   beforeAll(async () => {
     dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp"],
-      env: { PATH: process.env.PATH ?? "", HOME: dir, SPILLWAY_OUTPUT_DIR: dir, SPILLWAY_OWNER: "tester" },
-      stderr: "pipe"
-    })
-    client = new Client({ name: "spillway-test", version: "1.0.0" })
-    await client.connect(transport)
+    client = (await connectMcp(dir)).client
   })
   afterAll(async () => {
     await client?.close()
