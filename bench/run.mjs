@@ -459,7 +459,9 @@ if (want("lease")) {
   Fs.rmSync(root, { recursive: true, force: true })
   Fs.mkdirSync(root, { recursive: true })
   const credentials = Path.join(root, "credentials.json")
-  Fs.writeFileSync(credentials, JSON.stringify({ credentials: { bench: "bench" } }))
+  // a host refuses credentials shorter than 16 characters
+  const credential = "bench-credential-0123456789"
+  Fs.writeFileSync(credentials, JSON.stringify({ credentials: { [credential]: "bench" } }))
   const hostDir = Path.join(root, "host")
   const me = { owner: "bench", channel: "bench" }
   const pageAll = (poll, first) =>
@@ -478,7 +480,7 @@ if (want("lease")) {
     const remote = yield* Layer.build(Controller.layer().pipe(
       Layer.provideMerge(Controller.layerStdio(process.execPath, [bin, "host", "--stdio", "--dir", hostDir, "--credentials", credentials]))
     ))
-    const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease("bench", me)).pipe(Effect.provide(remote))
+    const leased = yield* Effect.flatMap(Controller.RemoteLease, (r) => r.lease(credential, me)).pipe(Effect.provide(remote))
     const job = yield* leased.start({ command: `head -c ${4 * MiB} '${log}'` })
     const view = yield* leased.wait(job.pid, 600_000)
     const through = []
