@@ -2,12 +2,13 @@
 // a `Controller` per host over TCP, all sharing one PostgreSQL record store,
 // driven over the IPC channel by the fleet's load. Each message names a host,
 // a conversation (the caller) and an operation; the reply carries what the
-// call returned (or its error's tag and message) and how long it took.
+// call returned (or its error's tag and message) and how long it took. The
+// operation `hosts` answers this controller's view of which hosts are up.
 //
 //   FLEET_PG_URL     the records' PostgreSQL URL
 //   FLEET_HOSTS      JSON: [{ "port": 4100, "credential": "..." }, ...]
 //   FLEET_CALL_MS    the controllers' call timeout (5000 by default)
-import { Controller } from "@spillway/remote"
+import { Controller, HostHealth } from "@spillway/remote"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { setTimeout } from "node:timers"
 
@@ -15,8 +16,11 @@ const url = process.env.FLEET_PG_URL
 const hosts = JSON.parse(process.env.FLEET_HOSTS ?? "[]")
 const callTimeout = `${Number(process.env.FLEET_CALL_MS ?? 5000)} millis`
 
-// one record store (one PostgreSQL pool) for every host connection of this controller
-const runtime = ManagedRuntime.make(Controller.manifestsAt(url))
+// one record store (one PostgreSQL pool) and one view of the hosts for every host connection of this controller
+const runtime = ManagedRuntime.make(Layer.merge(
+  Controller.manifestsAt(url),
+  HostHealth.layer({ pingEvery: "2 seconds", pingTimeout: "2 seconds", upFor: "6 seconds" })
+))
 const scope = Effect.runSync(Scope.make())
 
 /** One host's connection and capability, built on first use. */
@@ -93,8 +97,16 @@ const reply = (message) => {
   if (process.connected) process.send(message, () => {})
 }
 
+/** The view of the hosts, each by the address it is dialled at. */
+const hostsView = Effect.map(Effect.flatMap(HostHealth.HostHealth, (h) => h.hosts), (all) =>
+  all.map((x) => ({ address: x.address, state: x.liveness.state, reason: x.liveness.reason })))
+
 process.on("message", async (m) => {
   const began = performance.now()
+  if (m.op === "hosts") {
+    const value = await runtime.runPromise(hostsView)
+    return reply({ id: m.id, ok: true, value, ms: performance.now() - began })
+  }
   try {
     const lease = await leaseFor(m.host, m.conv, m.credential ?? hosts[m.host].credential)
     const exit = await runtime.runPromiseExit(operations[m.op](lease, m))

@@ -12,7 +12,9 @@
 // all), --build-kib K (size of a build log), --call-ms T (the controllers'
 // call timeout), --max-seconds S (no conversation starts after it),
 // --no-faults. Needs PostgreSQL's server programs (initdb, pg_ctl:
-// scripts/postgres-for-tests.sh installs them). The last line it
+// scripts/postgres-for-tests.sh installs them). The line before the
+// figures' end counts the controllers' answers about which hosts are up and
+// the reads served while PostgreSQL was down. The last line it
 // prints is the summary; it exits 0 only when no byte was lost, duplicated
 // or wrong and every fault was survived. Everything it starts is stopped at
 // the end, also on failure or Ctrl-C.
@@ -409,7 +411,11 @@ const figures = {
   errors: new Map(),
   pgConnections: 0,
   hostRss: 0,
-  controllerRss: 0
+  controllerRss: 0,
+  /** Answers of the controllers' views of which hosts are up, and what they showed of the host killed. */
+  liveness: { answers: 0, downMs: undefined, upMs: undefined },
+  /** Reads of a job looked up before, asked and served while PostgreSQL was down. */
+  pgDownReads: { asked: 0, served: 0 }
 }
 const noteError = (what, error) => {
   const key = `${what}: ${error.tag}`
@@ -659,6 +665,24 @@ const until = async (message, ms) => {
   return { ok: false, after: Date.now() - began, last }
 }
 
+/**
+ * Asks every controller up for its view of the hosts until each one that
+ * dialled `h` shows it in `state`, for at most `ms`; how long that took, or
+ * undefined.
+ */
+const livenessUntil = async (h, state, ms) => {
+  const address = `127.0.0.1:${hosts[h].proxyPort}`
+  const began = Date.now()
+  while (Date.now() - began < ms) {
+    const views = await Promise.all(controllers.filter((x) => x?.alive).map((x) => callOnce({ op: "hosts" }, x.c)))
+    figures.liveness.answers += views.filter((v) => v.ok).length
+    const seen = views.filter((v) => v.ok).map((v) => v.value.find((x) => x.address === address)).filter((x) => x !== undefined)
+    if (seen.length > 0 && seen.every((x) => x.state === state)) return Date.now() - began
+    await sleep(200)
+  }
+  return undefined
+}
+
 /** A host SIGKILLed with a server running and a build kept; callers meanwhile see HostUnreachable; restarted, its kept job reads back exact. */
 const hostKill = async () => {
   const h = H - 1
@@ -668,7 +692,9 @@ const hostKill = async () => {
   if (build === undefined || server === undefined) return fault("host SIGKILLed mid-job and restarted", false, "could not start the jobs")
   await pollUntilEnded(build)
   hosts[h].child.kill("SIGKILL")
-  await sleep(200)
+  const killedAt = Date.now()
+  // what the controllers' views of their hosts say, found by their pings and calls
+  const downMs = await livenessUntil(h, "unreachable", 15_000).then((ms) => ms === undefined ? undefined : Date.now() - killedAt)
   const during = []
   for (let k = 0; k < 4; k++) {
     during.push(await callOnce({ op: "poll", host: h, conv, pid: build.pid }))
@@ -677,14 +703,19 @@ const hostKill = async () => {
   const wrongDuring = during.filter((r) => r.ok).length
   const slowest = Math.max(...during.map((r) => r.ms ?? 0))
   await startHost(h)
+  const restartedAt = Date.now()
   const back = await until({ op: "poll", host: h, conv, pid: build.pid }, 20_000)
+  const upMs = await livenessUntil(h, "up", 20_000).then((ms) => ms === undefined ? undefined : Date.now() - restartedAt)
+  figures.liveness.downMs = downMs
+  figures.liveness.upMs = upMs
   const read = back.ok ? await verify(build, { duringFault: true }) : { error: back.last?.error }
   const clear = during.every((r) => !r.ok && r.error.tag === "HostUnreachable")
   const exact = read.error === undefined && read.lost + read.duplicated + read.wrong === 0
   fault(
     "host SIGKILLed mid-job and restarted",
     clear && exact && wrongDuring === 0,
-    `while down: ${tagsOf(during)} (slowest ${Math.round(slowest)} ms); after restart: ${back.ok ? `reads again after ${back.after} ms` : `no read within 20 s (${back.last?.error?.tag}: ${back.last?.error?.message})`}, kept build ${exact ? "read back exact" : `not read back: ${read.error?.tag ?? "bytes differ"}`}`
+    `seen unreachable by the controllers ${downMs === undefined ? "never" : `${downMs} ms`} after the kill, up again ${upMs === undefined ? "never" : `${upMs} ms`} after the restart; ` +
+      `while down: ${tagsOf(during)} (slowest ${Math.round(slowest)} ms); after restart: ${back.ok ? `reads again after ${back.after} ms` : `no read within 20 s (${back.last?.error?.tag}: ${back.last?.error?.message})`}, kept build ${exact ? "read back exact" : `not read back: ${read.error?.tag ?? "bytes differ"}`}`
   )
 }
 
@@ -693,6 +724,21 @@ const postgresRestart = async () => {
   const conv = "fault-pg"
   const replies = []
   let down = true
+  // a build looked up through one controller before the restart: its reads go on while PostgreSQL is down
+  const reader = controllers.findIndex((x) => x?.alive)
+  const looked = await startJob(0, conv, "build", linesFor(Math.min(buildKiB, 64)), reader)
+  if (looked !== undefined) await pollUntilEnded(looked)
+  let pgDown = false
+  const reads = looked === undefined ? Promise.resolve() : (async () => {
+    while (down) {
+      const r = await callOnce({ op: figures.pgDownReads.asked % 2 === 0 ? "poll" : "page", host: 0, conv, pid: looked.pid, offset: 1, limit: 8000 }, reader)
+      if (pgDown && down) {
+        figures.pgDownReads.asked++
+        if (r.ok) figures.pgDownReads.served++
+      }
+      await sleep(100)
+    }
+  })()
   // four callers starting jobs all through the restart, and a little after it
   const load = Promise.all([0, 1, 2, 3].map(async (k) => {
     let after = 0
@@ -706,10 +752,11 @@ const postgresRestart = async () => {
   }))
   await sleep(300)
   const began = Date.now()
+  pgDown = true
   await pg.restart(1500)
   const restartMs = Date.now() - began
   down = false
-  await load
+  await Promise.all([load, reads])
   await sleep(500)
   const started = replies.filter((r) => r !== undefined)
   // the records are the controllers' own: list them through a controller, as a restarted one would
@@ -723,7 +770,7 @@ const postgresRestart = async () => {
   fault(
     "PostgreSQL restarted",
     missing === 0 && after.ok,
-    `down and up again in ${restartMs} ms; ${started.length} of ${replies.length} starts meanwhile answered success (the slowest in ${Math.round(slowest)} ms), ${missing} of them not found in the records afterwards; ${after.ok ? `calls go on (${after.after} ms)` : `calls did not go on (${after.last?.error?.tag}: ${after.last?.error?.message})`}`
+    `down and up again in ${restartMs} ms; ${figures.pgDownReads.served} of ${figures.pgDownReads.asked} reads of a job looked up before served meanwhile; ${started.length} of ${replies.length} starts meanwhile answered success (the slowest in ${Math.round(slowest)} ms), ${missing} of them not found in the records afterwards; ${after.ok ? `calls go on (${after.after} ms)` : `calls did not go on (${after.last?.error?.tag}: ${after.last?.error?.message})`}`
   )
 }
 
@@ -861,6 +908,7 @@ const main = async () => {
   log(`  page p50/p99 ${percentile(figures.pageMs, 50).toFixed(1)}/${percentile(figures.pageMs, 99).toFixed(1)} ms (${figures.pageMs.length})`)
   log(`  start p50/p99 ${percentile(figures.startMs, 50).toFixed(1)}/${percentile(figures.startMs, 99).toFixed(1)} ms; wait p50 ${percentile(figures.waitMs, 50).toFixed(1)} ms; search p50/p99 ${percentile(figures.searchMs, 50).toFixed(1)}/${percentile(figures.searchMs, 99).toFixed(1)} ms`)
   log(`  peak RSS: host ${figures.hostRss.toFixed(0)} MiB, controller ${figures.controllerRss.toFixed(0)} MiB; PostgreSQL client connections ${figures.pgConnections}; records ${safe(() => pg.psql("SELECT count(*) FROM spillway_remote_jobs"))}`)
+  log(`  liveness: ${figures.liveness.answers} answers of the controllers' views of their hosts; the host killed seen unreachable ${figures.liveness.downMs ?? "-"} ms after, up ${figures.liveness.upMs ?? "-"} ms after its restart; reads served while PostgreSQL was down ${figures.pgDownReads.served}/${figures.pgDownReads.asked}`)
   if (figures.errors.size > 0) log(`  errors seen: ${[...figures.errors].map(([k, v]) => `${k} ${v}`).join("; ")}`)
   const ok = figures.lost === 0 && figures.duplicated === 0 && figures.wrong === 0 && survived === faults.length
   cleanup()

@@ -40,6 +40,10 @@ describe.skipIf(!pgUrl)("the fleet simulation (needs PostgreSQL's server program
     )
     expect(Number(/(\d+) jobs/.exec(last)![1])).toBeGreaterThanOrEqual(30)
     expect(Number(/faults (\d+)\//.exec(last)![1])).toBe(5)
+    // the controllers' views of their hosts saw the host killed go down and come back; reads of a job looked up before went on while PostgreSQL was down
+    const liveness = /liveness: (\d+) answers.*seen unreachable (\d+) ms after, up (\d+) ms after its restart; reads served while PostgreSQL was down (\d+)\/(\d+)/.exec(output)
+    expect(liveness).not.toBeNull()
+    expect(Number(liveness![4])).toBeGreaterThan(0)
     expect({ code, signal, output: code === 0 ? "" : output }).toEqual({ code: 0, signal: null, output: "" })
   }, 240_000)
 })

@@ -9,8 +9,7 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Errors } from "@spillway/core"
-import { Effect, Redacted } from "effect"
-import type { Scope } from "effect"
+import { Duration, Effect, ExecutionStrategy, Exit, Redacted, Schedule, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 
@@ -29,10 +28,19 @@ export const DEFAULT_PG_POOL = 4
 /** The largest pool a client may be given. */
 export const MAX_PG_POOL = 64
 
+/** How long a statement, or the opening of a client, that failed on a transient error is tried again unless told otherwise. */
+export const DEFAULT_RETRY_FOR: Duration.Duration = Duration.seconds(5)
+
 /** How a PostgreSQL client connects. */
 export interface PgOptions {
   /** The most connections it holds at once: `SPILLWAY_PG_POOL`, else 4; from 1 to 64. */
   readonly pool?: number | undefined
+  /**
+   * How long an opening that failed on a transient error (a refused
+   * connection, a server starting) is tried again, with backoff: 0 (the
+   * default) opens once.
+   */
+  readonly retryFor?: Duration.DurationInput | undefined
 }
 
 const poolSize = (raw: number | string, where: string): number => {
@@ -74,6 +82,9 @@ export const pgClient = (url: string, options: PgOptions = {}): Effect.Effect<Sq
         })
       ),
       Effect.provide(Reactivity.layer),
+      // each try in a scope of its own, so a failed one leaves no pool behind
+      inChildScope,
+      retrying(options.retryFor ?? 0),
       Effect.mapError((e) =>
         new Errors.StoreFailed({
           operation: "manifest open",
@@ -82,6 +93,12 @@ export const pgClient = (url: string, options: PgOptions = {}): Effect.Effect<Sq
       )
     )
   ))
+
+/** Runs a scoped effect in a scope of its own, kept open with the outer scope when it succeeds and closed at once when it fails. */
+const inChildScope = <A, E, R>(self: Effect.Effect<A, E, R | Scope.Scope>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
+  Effect.flatMap(Effect.scope, (outer) =>
+    Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (child) =>
+      Scope.extend(self, child).pipe(Effect.onError(() => Scope.close(child, Exit.void)))))
 
 /** Driver codes of a database that cannot grow or map its shared memory because the disk has no room left. */
 const FULL = /^(SQLITE_FULL|SQLITE_IOERR_SHMSIZE|SQLITE_IOERR_WRITE|ENOSPC|EDQUOT)$/
@@ -103,14 +120,47 @@ const codeOf = (u: unknown): string | undefined => {
 const TRANSIENT =
   /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|CONNECTION_CLOSED|CONNECTION_DESTROYED|CONNECTION_ENDED|CONNECT_TIMEOUT|08\d{3}|08P01|57P0[123]|53300|40001|40P01|SQLITE_BUSY|SQLITE_LOCKED)$/
 
-/** True when a driver's error is one that may pass if the statement is tried again (see `TRANSIENT`). */
+/**
+ * Words of a PostgreSQL driver whose connection ended under a statement,
+ * thrown with no code (the server stopped or restarted mid-statement).
+ */
+const TRANSIENT_WORDS = /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/
+
+/** True when a driver's error is one that may pass if the statement is tried again (see `TRANSIENT`, `TRANSIENT_WORDS`). */
 export const isTransient = (u: unknown): boolean => {
   for (let e = u, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code
     if (typeof code === "string" && TRANSIENT.test(code)) return true
+    const message = (e as { message?: unknown }).message
+    if (code === undefined && typeof message === "string" && TRANSIENT_WORDS.test(message)) return true
   }
   return false
 }
+
+/** The first pause before a statement is tried again; each later pause doubles, up to `RETRY_CAP`. */
+const RETRY_BASE = Duration.millis(50)
+
+/** The longest pause between two tries. */
+const RETRY_CAP = Duration.seconds(1)
+
+/**
+ * Tries an effect again while it fails on a transient error (see
+ * `isTransient`), pausing 50 ms, then twice as long each time up to 1 s,
+ * each pause jittered (from 0.8 to 1.2 times) so that controllers that lost
+ * the same server do not come back in step; no new try starts once `window`
+ * has passed since the first, so the whole takes at most `window` plus one
+ * try (a try that cannot connect gives up after the client's 5-second
+ * connect timeout). The last error is the one returned.
+ */
+export const retrying = (window: Duration.DurationInput) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Duration.toMillis(Duration.decode(window)) <= 0 ? self : Effect.retry(self, {
+    schedule: Schedule.exponential(RETRY_BASE, 2).pipe(
+      Schedule.union(Schedule.spaced(RETRY_CAP)),
+      Schedule.jittered,
+      Schedule.upTo(window)
+    ),
+    while: isTransient
+  })
 
 /** True when a driver's error says the disk is full. */
 export const isDiskFull = (u: unknown): boolean => FULL.test(codeOf(u) ?? "")
@@ -198,7 +248,7 @@ const readOnlyCopy = (filename: string, why: unknown) =>
     catch: () => why
   })
 
-/** A client for a location: PostgreSQL for a `postgres://` URL, otherwise SQLite in the file it names. */
+/** A client for a location: PostgreSQL for a `postgres://` URL (its opening tried again for `retryFor`), otherwise SQLite in the file it names. */
 export const clientFor = (location: string, options: PgOptions = {}): Effect.Effect<SqlClient.SqlClient, Errors.StoreFailed, Scope.Scope> =>
   isPostgresUrl(location) ? pgClient(location, options) : sqliteClient(location)
 

@@ -3,7 +3,12 @@
  * through `@effect/sql-sqlite-node`) or PostgreSQL (through `@effect/sql-pg`)
  * for hosts that share one view. One table, `spillway_bodies`, in SQL both
  * accept; every row read back is decoded with the manifest's `Schema`, so a
- * row this store could not have written is an error, never a cast.
+ * row this store could not have written is an error, never a cast. A
+ * statement (or a transaction) that fails on a lost connection or a server
+ * restarting is tried again with capped, jittered backoff for up to 5
+ * seconds (`Options.retryFor`); then it fails with `StoreFailed`. A write
+ * whose first try reached the database before its connection was lost is
+ * found there by the next try, and counts as done.
  *
  * @since 0.1.0
  */
@@ -11,7 +16,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Errors, Manifests } from "@spillway/core"
-import { Effect, Layer, ParseResult, Schema, Scope } from "effect"
+import { Duration, Effect, Layer, ParseResult, Schema, Scope } from "effect"
 import * as ManifestRows from "./ManifestRows.js"
 import * as SqlBackend from "./SqlBackend.js"
 
@@ -156,11 +161,33 @@ const guarded = (operation: string) => <A, R>(self: Effect.Effect<A, Errors.Stor
         : new Errors.StoreFailed({ operation: `manifest ${operation}`, reason: SqlBackend.reasonOf(defect, messageOf(defect) ?? "unknown error") })
     ))
 
-/** The manifest store over any SqlClient (SQLite, PostgreSQL, ...): creates its table if missing. */
-export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClient.SqlClient> = Effect.gen(function*() {
+/** How the SQL manifest store behaves. */
+export interface Options {
+  /**
+   * How long a statement that failed on a transient error (a lost or
+   * refused connection, a server restarting, a busy SQLite file) is tried
+   * again, with backoff; 5 seconds by default, 0 to try once.
+   */
+  readonly retryFor?: Duration.DurationInput | undefined
+}
+
+/** Driver codes of a key that is already there: a write's earlier try reached the database. */
+const DUPLICATE = /^(23505|SQLITE_CONSTRAINT_PRIMARYKEY|SQLITE_CONSTRAINT_UNIQUE)$/
+
+const isDuplicate = (u: unknown): boolean => {
+  for (let e = u, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === "string" && DUPLICATE.test(code)) return true
+  }
+  return false
+}
+
+/** The manifest store over any SqlClient (SQLite, PostgreSQL, ...), with options: creates its table if missing. */
+export const makeWith = (options: Options = {}): Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClient.SqlClient> => Effect.gen(function*() {
   // Column names are this store's own: no name transforms of the host's client apply.
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const columns = sql.literal(COLUMNS.join(", "))
+  const retry = SqlBackend.retrying(options.retryFor ?? SqlBackend.DEFAULT_RETRY_FOR)
 
   yield* sql`CREATE TABLE IF NOT EXISTS spillway_bodies (
     id TEXT PRIMARY KEY,
@@ -182,26 +209,48 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
     checkpoints TEXT NOT NULL,
     line_index TEXT NOT NULL,
     origin TEXT NOT NULL
-  )`.pipe(Effect.mapError(failed("create table")))
+  )`.pipe(retry, Effect.mapError(failed("create table")))
   yield* sql`CREATE INDEX IF NOT EXISTS spillway_bodies_expires_at ON spillway_bodies (expires_at)`.pipe(
+    retry,
     Effect.mapError(failed("create index"))
   )
   yield* sql`CREATE INDEX IF NOT EXISTS spillway_bodies_owner ON spillway_bodies (owner, profile)`.pipe(
+    retry,
     Effect.mapError(failed("create index"))
   )
   // a listing's pages, newest first, read in index order: the first page costs the same however many rows there are
   yield* sql`CREATE INDEX IF NOT EXISTS spillway_bodies_listing ON spillway_bodies (owner, profile, created_at, id)`.pipe(
+    retry,
     Effect.mapError(failed("create index"))
   )
 
   const encode = Schema.encode(Row)
   const decodeAll = Schema.decodeUnknown(Schema.Array(Row))
 
-  const insert = (m: Manifests.Manifest) =>
-    Effect.flatMap(encode(m), (row) => sql`INSERT INTO spillway_bodies ${sql.insert(row)}`).pipe(
+  /** The stored row of a manifest, as it would be encoded, or undefined when there is none. */
+  const storedRow = (id: string) =>
+    Effect.flatMap(sql`SELECT ${columns} FROM spillway_bodies WHERE id = ${id}`, (rows) =>
+      rows.length === 0 ? Effect.succeed(undefined) : Effect.flatMap(decodeAll(rows), (all) => encode(all[0]!)))
+
+  /** True when the stored row is exactly what `m` encodes to: a write tried again finds its earlier try done. */
+  const holds = (m: Manifests.Manifest) =>
+    Effect.zipWith(storedRow(m.id), encode(m), (stored, row) => stored !== undefined && JSON.stringify(stored) === JSON.stringify(row))
+
+  const insert = (m: Manifests.Manifest) => {
+    let tries = 0
+    const once = Effect.suspend(() => {
+      tries++
+      return Effect.flatMap(encode(m), (row) => sql`INSERT INTO spillway_bodies ${sql.insert(row)}`)
+    }).pipe(
       Effect.asVoid,
-      Effect.mapError(failed("insert"))
+      // a key already there on a later try is this write's own first try, when the row is the same
+      Effect.catchIf(
+        (e) => tries > 1 && e._tag === "SqlError" && isDuplicate(e),
+        (e) => Effect.flatMap(holds(m), (same) => same ? Effect.void : Effect.fail(e))
+      )
     )
+    return once.pipe(retry, Effect.mapError(failed("insert")))
+  }
 
   const findById = SqlSchema.findOne({
     Request: Schema.String,
@@ -212,19 +261,25 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
   const get = (id: string) =>
     findById(id).pipe(
       Effect.map((found) => found._tag === "Some" ? found.value : undefined),
+      retry,
       Effect.mapError(failed("get"))
     )
 
-  const update = (m: Manifests.Manifest) =>
-    Effect.gen(function*() {
+  const update = (m: Manifests.Manifest) => {
+    let tries = 0
+    return Effect.gen(function*() {
+      tries++
       const rows = yield* sql<{ readonly state: string }>`SELECT state FROM spillway_bodies WHERE id = ${m.id}`
       if (rows.length === 0) return yield* new Errors.StoreFailed({ operation: "manifest update", reason: `no manifest with id ${m.id}` })
       if (rows[0]!.state === "complete") {
+        // the earlier try of this very update committed before its connection was lost
+        if (tries > 1 && (yield* holds(m))) return
         return yield* new Errors.StoreFailed({ operation: "manifest update", reason: `${m.id} is complete and never changes` })
       }
       const { id, ...row } = yield* encode(m)
       yield* sql`UPDATE spillway_bodies SET ${sql.update(row)} WHERE id = ${id} AND state = 'writing'`
-    }).pipe(sql.withTransaction, Effect.mapError(failed("update")))
+    }).pipe(sql.withTransaction, retry, Effect.mapError(failed("update")))
+  }
 
   const list = (filter: Manifests.Filter = {}) =>
     Effect.gen(function*() {
@@ -245,7 +300,7 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
         ? yield* sql`SELECT ${columns} FROM spillway_bodies WHERE ${sql.and(where)} ORDER BY created_at, id`
         : yield* sql`SELECT ${columns} FROM spillway_bodies WHERE ${sql.and(where)} ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`
       return yield* decodeAll(rows)
-    }).pipe(Effect.mapError(failed("list")))
+    }).pipe(retry, Effect.mapError(failed("list")))
 
   // Deletes exactly the rows it read, so a row written between the two statements is never removed unreturned.
   const takeExpired = (now: number) =>
@@ -258,10 +313,10 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
         yield* sql`DELETE FROM spillway_bodies WHERE ${sql.in("id", ids)}`
       }
       return manifests
-    }).pipe(sql.withTransaction, Effect.mapError(failed("takeExpired")))
+    }).pipe(sql.withTransaction, retry, Effect.mapError(failed("takeExpired")))
 
   const remove = (id: string) =>
-    sql`DELETE FROM spillway_bodies WHERE id = ${id}`.pipe(Effect.asVoid, Effect.mapError(failed("remove")))
+    sql`DELETE FROM spillway_bodies WHERE id = ${id}`.pipe(Effect.asVoid, retry, Effect.mapError(failed("remove")))
 
   return {
     insert: (m) => guarded("insert")(insert(m)),
@@ -273,6 +328,9 @@ export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClien
   } satisfies Manifests.Service
 })
 
+/** The manifest store over any SqlClient (SQLite, PostgreSQL, ...): creates its table if missing. */
+export const make: Effect.Effect<Manifests.Service, Errors.StoreFailed, SqlClient.SqlClient> = makeWith()
+
 /** The manifest store over the SqlClient in context. */
 export const layer: Layer.Layer<Manifests.Manifests, Errors.StoreFailed, SqlClient.SqlClient> = Layer.effect(Manifests.Manifests, make)
 
@@ -281,10 +339,11 @@ export const layer: Layer.Layer<Manifests.Manifests, Errors.StoreFailed, SqlClie
  * (created with its directory, mode 0600). The database is opened at the
  * first call, not when the layer is built, so a directory that cannot be
  * written fails the calls that need it (each with a clear error) rather than
- * every program that merely could keep output there; a failed open is tried
- * again at the next call.
+ * every program that merely could keep output there. An open that fails on
+ * a transient error is tried again within `retryFor`, and a failed open is
+ * tried again at the next call.
  */
-export const layerFor = (location: string): Layer.Layer<Manifests.Manifests> =>
+export const layerFor = (location: string, options: Options = {}): Layer.Layer<Manifests.Manifests> =>
   Layer.scoped(
     Manifests.Manifests,
     Effect.gen(function*() {
@@ -295,8 +354,8 @@ export const layerFor = (location: string): Layer.Layer<Manifests.Manifests> =>
         opened !== undefined
           ? Effect.succeed(opened)
           : SqlBackend.withClient(
-            SqlBackend.clientFor(location),
-            make
+            SqlBackend.clientFor(location, { retryFor: options.retryFor ?? SqlBackend.DEFAULT_RETRY_FOR }),
+            makeWith(options)
           ).pipe(
             Scope.extend(scope),
             Effect.tap((store) => Effect.sync(() => void (opened = store)))

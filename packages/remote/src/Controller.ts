@@ -12,6 +12,13 @@
  * cannot be reached or refuses the lease, the result says deletion was not
  * confirmed.
  *
+ * Every call and a ping of each leased host keep the controller's view of
+ * which hosts are up (`hosts`, and the state beside each of `knownHosts`;
+ * see `HostHealth`). A poll, wait, search or status of a job this
+ * controller has looked up before goes on while the record store does not
+ * answer, from the record it saw; a start, stdin, a signal, an expiry and
+ * every listing still need the store, and fail with `StoreFailed` without it.
+ *
  * @since 0.1.0
  */
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
@@ -24,8 +31,10 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as ChildProcess from "node:child_process"
 import { Duplex } from "node:stream"
+import * as HostHealth from "./HostHealth.js"
 import { HostError, HostRpcs, MAX_PAGES_AHEAD } from "./HostProtocol.js"
 import * as ReadAhead from "./internal/readAhead.js"
+import * as RecordCache from "./internal/recordCache.js"
 import * as RecordOutbox from "./internal/recordOutbox.js"
 import * as Unreachable from "./internal/unreachable.js"
 import * as RemoteRecords from "./RemoteRecords.js"
@@ -157,8 +166,11 @@ export const manifestsMemory = RemoteRecords.layerMemory
 /** Records in a database: a `postgres://` URL (controllers that share one view) or a SQLite file. */
 export const manifestsAt = RemoteRecords.layerFor
 
-/** How many records of pids one lease remembers, for noting exits while the record store does not answer. */
-const KNOWN_RECORDS = 1_000
+/** How long a read of a job whose record was seen before waits for the record store before it uses that record. */
+const READ_STORE_MILLIS = 500
+
+/** How long after the record store failed a read of a job whose record was seen before does not ask it again. */
+const STORE_DOWN_MILLIS = 1_000
 
 /** A job restored from the records: it can be read and signalled (so it can be stopped), but takes no stdin. */
 export class RemoteJobReadOnly extends Schema.TaggedError<RemoteJobReadOnly>()("RemoteJobReadOnly", { pid: Schema.Number }) {
@@ -186,6 +198,12 @@ export interface Leased {
     { readonly pid: number; readonly generation: string; readonly started_at: string },
     HostError | HostUnreachable | Errors.QuotaExceeded | Errors.StoreFailed
   >
+  /**
+   * A view of the job. Like `wait`, `search` and `status`, it goes on while
+   * the record store does not answer (for half a second, or since it last
+   * did not) for a job this controller looked up before, by the record it
+   * saw then; the host still checks the lease and the job's generation.
+   */
   readonly poll: (
     pid: number,
     request?: Omit<Process.PollRequest, "pid">
@@ -213,6 +231,11 @@ export interface Leased {
   readonly sweep: Effect.Effect<ReadonlyArray<Expired>, Errors.StoreFailed>
 }
 
+/** A host a caller has jobs on, with its state as this controller sees it. */
+export interface KnownHostState extends RemoteRecords.KnownHost {
+  readonly liveness: HostHealth.Liveness
+}
+
 /** The capability to lease a host's jobs. */
 export class RemoteLease extends Context.Tag("@spillway/remote/RemoteLease")<
   RemoteLease,
@@ -226,9 +249,17 @@ export class RemoteLease extends Context.Tag("@spillway/remote/RemoteLease")<
     /**
      * The hosts this caller has recorded jobs on, by identity hash, each with
      * the address a controller last reached it at and when: what a restarted
-     * controller dials and leases again with `expectHost`.
+     * controller dials and leases again with `expectHost`; and each one's
+     * state as this controller sees it (`unknown` for a host it has not
+     * dialled).
      */
-    readonly knownHosts: (caller: Process.Caller) => Effect.Effect<ReadonlyArray<RemoteRecords.KnownHost>, Errors.StoreFailed>
+    readonly knownHosts: (caller: Process.Caller) => Effect.Effect<ReadonlyArray<KnownHostState>, Errors.StoreFailed>
+    /**
+     * Every host connection of this controller's view (`HostHealth`) with
+     * its state: needs no record store, so it answers while the store is
+     * down.
+     */
+    readonly hosts: Effect.Effect<ReadonlyArray<HostHealth.HostState>>
   }
 >() {}
 
@@ -253,6 +284,8 @@ export interface LayerOptions {
    * job ended, or when the job is expired.
    */
   readonly reservation?: { readonly bytesPerStart?: number; readonly maxStarts?: number }
+  /** How this host is pinged when no `HostHealth.HostHealth` view is in context (see `HostHealth.Options`). */
+  readonly health?: HostHealth.Options
 }
 
 const reservationOf = (option: LayerOptions["reservation"]) => {
@@ -274,9 +307,13 @@ const aheadOf = (option: LayerOptions["readAhead"]): ReadAhead.Options => {
   return { pages, millis }
 }
 
-/** The capability over one host connection, reserving from the retention quota in context (or a private one). */
+/**
+ * The capability over one host connection, reserving from the retention
+ * quota in context (or a private one), and noting what it sees of the host
+ * in the `HostHealth` view in context (or a private one).
+ */
 export const layer = (options: LayerOptions = {}) =>
-  Layer.effect(
+  Layer.scoped(
     RemoteLease,
     Effect.gen(function*() {
       const ahead = aheadOf(options.readAhead)
@@ -294,12 +331,20 @@ export const layer = (options: LayerOptions = {}) =>
       const outbox = RecordOutbox.make(records)
       // jobs this controller started itself, since it came up
       const driven = new Set<string>()
+      // the records seen, for reads while the store does not answer, and when it last did not
+      const cache = RecordCache.make()
+      let storeDownAt: number | undefined
       const timeout = Duration.decode(options.callTimeout ?? Duration.seconds(30))
       const address = Option.getOrUndefined(yield* Effect.serviceOption(HostAddress))
       const failed = unreachable(address)
+      const health = yield* Option.match(yield* Effect.serviceOption(HostHealth.HostHealth), {
+        onNone: () => HostHealth.make(options.health),
+        onSome: Effect.succeed
+      })
+      const seen = yield* health.connect(address ?? "a host connection")
       /** One round trip, within the call timeout plus `extraMillis` (what a wait spends on the host); a defect of the client is a typed error too. */
       const call = <A, E>(effect: Effect.Effect<A, E>, extraMillis = 0) =>
-        effect.pipe(
+        (effect.pipe(
           Effect.timeoutFail({
             duration: Duration.sum(timeout, Duration.millis(extraMillis)),
             onTimeout: () => new HostUnreachable({ detail: `no answer within ${Duration.format(Duration.sum(timeout, Duration.millis(extraMillis)))}`, reason: "timeout" })
@@ -307,7 +352,13 @@ export const layer = (options: LayerOptions = {}) =>
           // a socket that failed under the client surfaces as a defect of its send: it is a typed failure here
           Effect.catchAllDefect((defect) => Unreachable.isConnectionFailure(defect) ? Effect.fail(defect) : Effect.die(defect)),
           Effect.mapError(failed)
-        ) as Effect.Effect<A, HostError | HostUnreachable>
+        ) as Effect.Effect<A, HostError | HostUnreachable>).pipe(
+          // an answer, a refusal too, says the host is up; a call that did not complete, that it is not
+          Effect.tapBoth({
+            onFailure: (e) => e._tag === "HostUnreachable" ? seen.failed({ reason: e.reason ?? "failed", detail: e.detail }) : seen.answered,
+            onSuccess: () => seen.answered
+          })
+        )
       return {
         lease: (credential, caller, leaseOptions) =>
           Effect.gen(function*() {
@@ -315,6 +366,9 @@ export const layer = (options: LayerOptions = {}) =>
             if (leaseOptions?.expectHost !== undefined && leaseOptions.expectHost !== granted.host) {
               return yield* new HostMismatch({ expected: leaseOptions.expectHost, actual: granted.host })
             }
+            // the host is pinged with the newest lease's credential: asking for a lease again costs the host little
+            seen.identified(granted.host)
+            seen.pingWith(call(client.Lease({ credential, owner: caller.owner, channel: caller.channel })))
             // where this identity was reached, so a restarted controller finds its hosts without dialling every address
             if (address !== undefined) yield* outbox.address(granted.host, address, yield* Clock.currentTimeMillis)
             // the lease is renewed with the credential once half its life has passed, before a call that needs it
@@ -339,20 +393,42 @@ export const layer = (options: LayerOptions = {}) =>
             const readAhead = ReadAhead.make<HostError | HostUnreachable>(ahead)
             const reservations = new Map<number, Retention.Reservation>()
             const key: RemoteRecords.Key = { owner: caller.owner, channel: caller.channel, host: granted.host, scopeHash }
-            // the record last found for each pid, for noting an exit when the store does not answer
-            const known = new Map<number, RemoteManifest>()
-            /** The newest record of a pid, by key; what the outbox kept is written once the store answers. */
+            /** The newest record of a pid, by key, from the store; what the outbox kept is written once the store answers. */
             const findRecord = (pid: number) =>
               records.find(key, pid).pipe(
                 Effect.tap((m) =>
                   Effect.sync(() => {
-                    if (m === undefined) return void known.delete(pid)
-                    if (known.size >= KNOWN_RECORDS) known.clear()
-                    known.set(pid, m)
+                    cache.set(key, pid, m)
+                    storeDownAt = undefined
                   })
                 ),
                 Effect.tap(() => outbox.flush)
               )
+            /**
+             * The record a read goes by: the store's, or, for a job looked up
+             * before, the one seen when the store does not answer within
+             * `READ_STORE_MILLIS` (and, for `STORE_DOWN_MILLIS` after it did
+             * not, without asking it).
+             */
+            const recordToRead = (pid: number) =>
+              Effect.gen(function*() {
+                const before = cache.get(key, pid)
+                if (before === undefined) return yield* findRecord(pid)
+                const now = yield* Clock.currentTimeMillis
+                if (storeDownAt !== undefined && now - storeDownAt < STORE_DOWN_MILLIS) return before
+                return yield* findRecord(pid).pipe(
+                  Effect.timeoutFail({
+                    duration: Duration.millis(READ_STORE_MILLIS),
+                    onTimeout: () => new Errors.StoreFailed({ operation: "remote record find", reason: "the record store did not answer in time" })
+                  }),
+                  Effect.catchAll(() =>
+                    Effect.map(Clock.currentTimeMillis, (at) => {
+                      storeDownAt = at
+                      return cache.get(key, pid) ?? before
+                    })
+                  )
+                )
+              })
             /** Gives back what a start reserved; the output stays on the host, in the host's own pool. */
             const release = (pid: number) =>
               Effect.suspend(() => {
@@ -366,18 +442,28 @@ export const layer = (options: LayerOptions = {}) =>
                 if (view._tag !== "StatusView" || view.retention.status === "running") return
                 yield* release(pid)
                 const r = view.retention
-                const m = known.get(pid) ?? (yield* Effect.orElseSucceed(findRecord(pid), () => undefined))
+                const m = cache.get(key, pid) ?? (yield* Effect.orElseSucceed(findRecord(pid), () => undefined))
                 if (m === undefined) return
-                yield* outbox.exit({
+                const ended: RemoteManifest = {
                   ...m,
                   exitCode: r.exit_code,
                   signal: r.signal,
                   emittedBytes: r.emitted_bytes ?? m.emittedBytes,
                   expiresAt: r.expires_at !== undefined ? Date.parse(r.expires_at) : m.expiresAt
-                })
+                }
+                // already recorded so (or kept to be): nothing to write
+                if (
+                  m.exitCode === ended.exitCode && m.signal === ended.signal && m.emittedBytes === ended.emittedBytes &&
+                  m.expiresAt === ended.expiresAt
+                ) return
+                cache.set(key, pid, ended)
+                // a read does not wait out the store's retries: what it could not write in time stays in the outbox for the next call
+                yield* Effect.timeoutOption(outbox.exit(ended), Duration.millis(READ_STORE_MILLIS))
               })
             /** The generation recorded for a pid, which binds every call to the job this controller knows. */
             const generationOf = (pid: number) => Effect.map(findRecord(pid), (m) => m?.generation)
+            /** The generation a read goes by (see `recordToRead`). */
+            const generationToRead = (pid: number) => Effect.map(recordToRead(pid), (m) => m?.generation)
             /** Stops and deletes a job the record store did not take, and gives its reservation back. */
             const unrecorded = (pid: number, generation: string) =>
               Effect.gen(function*() {
@@ -423,11 +509,11 @@ export const layer = (options: LayerOptions = {}) =>
                       )
                     )
                   ))
-                  known.set(started.pid, m)
+                  cache.set(key, started.pid, m)
                   return started
                 }),
               poll: (pid, request = {}) =>
-                Effect.flatMap(generationOf(pid), (generation) => {
+                Effect.flatMap(generationToRead(pid), (generation) => {
                   const one = Effect.tap(withLease((lease) => client.Poll({ lease, pid, generation, ...request })), (v) => observe(pid, v))
                   const { cursor, limit, line } = request
                   // a page by cursor (a line number takes precedence over a cursor) may come from the pages read ahead
@@ -439,14 +525,14 @@ export const layer = (options: LayerOptions = {}) =>
                   )
                 }),
               wait: (pid, timeoutMillis, pattern, fromLine) =>
-                Effect.flatMap(generationOf(pid), (generation) =>
+                Effect.flatMap(generationToRead(pid), (generation) =>
                                     // the wait's own deadline extends its call's: the host answers by then
                   Effect.tap(
                     withLease((lease) => client.Wait({ lease, pid, generation, timeoutMillis, pattern, fromLine }), Math.max(0, timeoutMillis)),
                     (v) => observe(pid, v)
                   )),
               search: (pid, request) =>
-                Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Search({ lease, pid, generation, ...request }))),
+                Effect.flatMap(generationToRead(pid), (generation) => withLease((lease) => client.Search({ lease, pid, generation, ...request }))),
               stdin: (pid, data, close) =>
                 Effect.zipRight(drive(pid), Effect.flatMap(generationOf(pid), (generation) => withLease((lease) => client.Stdin({ lease, pid, generation, data, close })))),
               signal: (pid, signal) =>
@@ -460,7 +546,7 @@ export const layer = (options: LayerOptions = {}) =>
               jobs: Effect.map(Effect.tap(records.list(key), () => outbox.flush), (all) =>
                 all.map((m) => ({ pid: m.pid, command: m.command, readOnly: !driven.has(m.generation) }))),
               status: (pid) =>
-                Effect.flatMap(generationOf(pid), (generation) =>
+                Effect.flatMap(generationToRead(pid), (generation) =>
                   Effect.tap(withLease((lease) => client.Status({ lease, pid, generation })), (job) => job.status === "running" ? Effect.void : release(pid))),
               expire: (pid) =>
                 Effect.gen(function*() {
@@ -470,7 +556,7 @@ export const layer = (options: LayerOptions = {}) =>
                   if (m !== undefined) {
                     yield* records.remove(m.generation)
                     outbox.forget(m.generation)
-                    known.delete(pid)
+                    cache.set(key, pid, undefined)
                   }
                   return yield* withLease((lease) => client.Delete({ lease, pid, generation: m?.generation })).pipe(
                     Effect.as({ pid, deleted: true } satisfies Expired),
@@ -486,7 +572,10 @@ export const layer = (options: LayerOptions = {}) =>
             }
             return leased
           }),
-        knownHosts: (caller) => Effect.zipRight(outbox.flush, records.hosts(caller))
+        knownHosts: (caller) =>
+          Effect.flatMap(Effect.zipRight(outbox.flush, records.hosts(caller)), (known) =>
+            Effect.forEach(known, (h) => Effect.map(health.liveness(h.host, h.address), (liveness): KnownHostState => ({ ...h, liveness })))),
+        hosts: health.hosts
       }
     })
   )

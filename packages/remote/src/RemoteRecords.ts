@@ -9,8 +9,9 @@
  * with the record's schema. Every lookup is by key through an index, and
  * every listing is one caller's rows, filtered in SQL: a call costs the same
  * however many rows the whole fleet has written. A statement that fails on a
- * lost connection or a server restarting is tried again with backoff for up
- * to 5 seconds; then it fails with `StoreFailed`, never with an empty answer.
+ * lost connection or a server restarting is tried again with capped,
+ * jittered backoff for up to 5 seconds; then it fails with `StoreFailed`,
+ * never with an empty answer.
  *
  * @since 0.1.0
  */
@@ -18,7 +19,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Errors } from "@spillway/core"
 import { SqlBackend } from "@spillway/node"
-import { Context, Duration, Effect, Layer, type ParseResult, Schedule, Schema, Scope } from "effect"
+import { Context, type Duration, Effect, Layer, type ParseResult, Schema, Scope } from "effect"
 
 /** One remote job, as a controller records it. */
 export const RemoteRecord = Schema.Struct({
@@ -142,24 +143,17 @@ const HostRow = Schema.Struct({ host: Schema.String, address: Schema.NullOr(Sche
 
 /** How the SQL store behaves. */
 export interface Options {
-  /** How long a statement that failed on a lost connection is tried again, with backoff; 5 seconds by default. */
+  /** How long a statement (or the opening) that failed on a lost connection is tried again, with capped, jittered backoff; 5 seconds by default. */
   readonly retryFor?: Duration.DurationInput | undefined
   /** The most PostgreSQL connections the store holds (see `SqlBackend.PgOptions`). */
   readonly pool?: number | undefined
 }
 
-/** Tries a statement again while it fails on a transient error, backing off from 50 ms to 1 s, for `window` at most. */
-const retrying = (window: Duration.DurationInput) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.retry(self, {
-    schedule: Schedule.exponential("50 millis", 2).pipe(Schedule.either(Schedule.spaced("1 second")), Schedule.upTo(window)),
-    while: (e) => typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "SqlError" && SqlBackend.isTransient(e)
-  })
-
 /** The record store over the SqlClient in context: creates its tables and indexes if missing. */
 export const makeWith = (options: Options = {}): Effect.Effect<Service, Errors.StoreFailed, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const retry = retrying(options.retryFor ?? Duration.seconds(5))
+    const retry = SqlBackend.retrying(options.retryFor ?? SqlBackend.DEFAULT_RETRY_FOR)
     yield* sql`CREATE TABLE IF NOT EXISTS spillway_remote_jobs (
       generation TEXT PRIMARY KEY,
       owner TEXT NOT NULL,
@@ -267,7 +261,7 @@ export const layerFor = (location: string, options: Options = {}): Layer.Layer<R
       const open = lock.withPermits(1)(Effect.suspend(() =>
         opened !== undefined
           ? Effect.succeed(opened)
-          : SqlBackend.withClient(SqlBackend.clientFor(location, { pool: options.pool }), makeWith(options)).pipe(
+          : SqlBackend.withClient(SqlBackend.clientFor(location, { pool: options.pool, retryFor: options.retryFor ?? SqlBackend.DEFAULT_RETRY_FOR }), makeWith(options)).pipe(
             Scope.extend(scope),
             Effect.tap((store) => Effect.sync(() => void (opened = store)))
           )

@@ -12,6 +12,8 @@ export * as Host from "./Host.js"
 export * as HostIdentity from "./HostIdentity.js"
 /** The host's RPC group. */
 export * as HostProtocol from "./HostProtocol.js"
+/** A controller's view of which hosts are up. */
+export * as HostHealth from "./HostHealth.js"
 /** What a controller records of its remote jobs. */
 export * as RemoteRecords from "./RemoteRecords.js"
 /** Leases: grants signed by a host. */

@@ -361,8 +361,8 @@ describe("a restarted controller", () => {
       const after = yield* Layer.build(controller(port, Controller.manifestsAt(records)))
       const remote = yield* Controller.RemoteLease.pipe(Effect.provide(after))
       const hosts = yield* remote.knownHosts(me)
-      // the identity, with the address it was last reached at
-      expect(hosts).toEqual([{ host: leased.host, address: `127.0.0.1:${port}`, seenAt: expect.any(Number) }])
+      // the identity, with the address it was last reached at; not dialled by this controller yet, so its state is unknown
+      expect(hosts).toEqual([{ host: leased.host, address: `127.0.0.1:${port}`, seenAt: expect.any(Number), liveness: { state: "unknown" } }])
       const again = yield* remote.lease("cred-a-4f9c2e7b1d8a", me, { expectHost: hosts[0]!.host })
       expect(yield* again.jobs).toEqual([{ pid: job.pid, command: "echo started before the restart; sleep 30", readOnly: true }])
       expect(((yield* again.poll(job.pid)) as View).output).toBe("started before the restart\n")

@@ -1,7 +1,6 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { SqlBackend } from "@spillway/node"
 import { Effect, Schedule } from "effect"
-import * as Net from "node:net"
 
 /** The test PostgreSQL server, when one is given. */
 export const pgUrl = process.env.SPILLWAY_TEST_PG_URL !== undefined && process.env.SPILLWAY_TEST_PG_URL !== "" ? process.env.SPILLWAY_TEST_PG_URL : undefined
@@ -22,43 +21,5 @@ export const freshUrl = Effect.gen(function*() {
   return { url: url.toString(), name, admin }
 })
 
-/** A TCP relay to PostgreSQL that can be cut (every connection reset, new ones refused) and restored on the same port. */
-export const relay = (target: URL) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly cut: () => void; readonly restore: Effect.Effect<void> }>((resume) => {
-      const sockets = new Set<Net.Socket>()
-      let server: Net.Server
-      let port = 0
-      const listen = (done: () => void) => {
-        server = Net.createServer((inbound) => {
-          const outbound = Net.connect(Number(target.port || 5432), target.hostname)
-          for (const s of [inbound, outbound]) {
-            sockets.add(s)
-            s.on("error", () => {})
-            s.on("close", () => {
-              sockets.delete(s)
-              inbound.destroy()
-              outbound.destroy()
-            })
-          }
-          inbound.pipe(outbound).pipe(inbound)
-        })
-        server.listen(port, "127.0.0.1", () => {
-          port = (server.address() as Net.AddressInfo).port
-          done()
-        })
-      }
-      const cut = () => {
-        server.close()
-        for (const s of sockets) s.resetAndDestroy()
-      }
-      listen(() => {
-        const url = new URL(target.toString())
-        url.hostname = "127.0.0.1"
-        url.port = String(port)
-        resume(Effect.succeed({ url: url.toString(), cut, restore: Effect.async<void>((back) => listen(() => back(Effect.void))) }))
-      })
-    }),
-    ({ cut }) => Effect.sync(cut)
-  )
-
+/** The cuttable relay, shared with the node package's tests. */
+export { relay } from "../../node/test/pgRelay.js"
