@@ -1,13 +1,14 @@
 // Bundles the command into one plain JavaScript file so it starts fast, then
 // records V8's code cache for it and for the run program by running each once
-// (`run -- true`): the bin hands that cache to V8, which then skips compiling
-// what the cache holds. A cache V8 rejects (another Node version) only costs
-// the compile time.
+// (`run -- true`), and for the MCP server by serving one short call: the bin
+// hands that cache to V8, which then skips compiling what the cache holds. A
+// cache V8 rejects (another Node version) only costs the compile time.
 import { build } from "esbuild"
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { clearTimeout, setTimeout } from "node:timers"
 
 // better-sqlite3 finds its native addon from its own folder, so it stays outside the bundles
 // (but the read program's, which hands the driver its addon).
@@ -35,6 +36,8 @@ await bundle("dist/main.js", "dist/spillway.cjs")
 // The read program holds the driver's JavaScript and loads only its addon (see src/fastRead.ts);
 // `bindings`, the driver's search for the addon, is never reached there.
 await bundle("dist/fastRead.js", "dist/read.cjs", ["bindings"])
+// The grep program: the read program's checks, the pattern engine and the masking rules (see src/fastGrep.ts).
+await bundle("dist/fastGrep.js", "dist/grep.cjs", ["bindings"])
 // The run program holds only what `spillway run` needs (see src/quickRun.ts).
 await bundle("dist/quickRun.js", "dist/run.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
@@ -86,3 +89,53 @@ for (const [name, quick] of [["run", "1"], ["spillway", "0"]]) {
     Fs.rmSync(scratch, { recursive: true, force: true })
   }
 }
+
+/**
+ * Trains the MCP server's cache as a client uses it: the handshake, the tool list and one short
+ * `run_command`, then the end of stdin, on which the server exits and writes its cache. A server
+ * that does not answer within a minute is stopped, and the build goes on without its cache.
+ */
+const trainMcp = async () => {
+  Fs.rmSync("dist/mcp.cache", { force: true })
+  const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))
+  const server = spawn(process.execPath, ["bin/spillway.cjs", "mcp"], {
+    env: { ...process.env, HOME: scratch, SPILLWAY_OUTPUT_DIR: scratch, SPILLWAY_WRITE_CODE_CACHE: "1" },
+    stdio: ["pipe", "pipe", "ignore"]
+  })
+  const exited = new Promise((resolve) => server.once("exit", resolve))
+  const timer = setTimeout(() => server.kill("SIGKILL"), 60_000)
+  let pending = ""
+  const answered = new Set()
+  const waiting = new Map()
+  server.stdout.on("data", (chunk) => {
+    pending += chunk
+    const lines = pending.split("\n")
+    pending = lines.pop()
+    for (const line of lines) {
+      let id
+      try {
+        id = JSON.parse(line).id
+      } catch {
+        continue
+      }
+      answered.add(id)
+      waiting.get(id)?.()
+    }
+  })
+  const ask = (id, method, params) => {
+    server.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n")
+    return Promise.race([new Promise((resolve) => answered.has(id) ? resolve() : waiting.set(id, resolve)), exited])
+  }
+  try {
+    await ask(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "spillway-build", version: "0" } })
+    server.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
+    await ask(2, "tools/list", {})
+    await ask(3, "tools/call", { name: "run_command", arguments: { command: "echo spillway" } })
+    server.stdin.end()
+    await exited
+  } finally {
+    clearTimeout(timer)
+    Fs.rmSync(scratch, { recursive: true, force: true })
+  }
+}
+await trainMcp()

@@ -43,7 +43,8 @@ const parseArgs = (args: ReadonlyArray<string>) => {
   return { name, offset: numbers.offset ?? 0, limit: all ? 0 : numbers.limit ?? READ_LIMIT }
 }
 
-const readFully = (fd: number, buffer: Buffer, position: number): number => {
+/** Reads into `buffer` from `position` until it is full or the file ends; returns the bytes read. */
+export const readFully = (fd: number, buffer: Buffer, position: number): number => {
   let got = 0
   while (got < buffer.length) {
     const n = Fs.readSync(fd, buffer, got, buffer.length - got, position + got)
@@ -54,7 +55,7 @@ const readFully = (fd: number, buffer: Buffer, position: number): number => {
 }
 
 /** Opens a file the way the store does; undefined when the full command should report why not. */
-const openChecked = (directory: string, name: string): { fd: number; size: number } | undefined => {
+export const openChecked = (directory: string, name: string): { fd: number; size: number } | undefined => {
   let fd: number
   try {
     fd = Fs.openSync(Path.join(directory, name), OPEN_FLAGS)
@@ -70,7 +71,7 @@ const openChecked = (directory: string, name: string): { fd: number; size: numbe
 }
 
 /** Byte offset where line `n` starts, found from the nearest checkpoint. */
-const locate = (fd: number, size: number, index: LineIndex.LineIndex, n: number): number => {
+export const locate = (fd: number, size: number, index: LineIndex.LineIndex, n: number): number => {
   if (n <= 1) return 0
   if (n > index.lines) return size
   const k = Math.min(Math.floor((n - 1) / index.every), index.checkpoints.length - 1)
@@ -91,7 +92,8 @@ const locate = (fd: number, size: number, index: LineIndex.LineIndex, n: number)
 }
 
 let wrote = false
-const write = (fd: number, data: Uint8Array | string) => {
+/** Writes all of `data` to `fd`, waiting out a non-blocking pipe's EAGAIN. */
+export const write = (fd: number, data: Uint8Array | string) => {
   wrote = true
   const bytes = typeof data === "string" ? Buffer.from(data) : data
   let done = 0
@@ -160,7 +162,7 @@ const driver = (): Driver | undefined => {
  * `Program.cliCaller`), its owner, its channel when pinned, and expiry.
  * Only the host's authorizer is left out: the command has none of its own.
  */
-const allowedIndex = (directory: string, name: string, size: number, env: Record<string, string | undefined>): LineIndex.LineIndex | undefined => {
+export const allowedIndex = (directory: string, name: string, size: number, env: Record<string, string | undefined>): LineIndex.LineIndex | undefined => {
   if (env.SPILLWAY_MANIFESTS_URL !== undefined && env.SPILLWAY_MANIFESTS_URL !== "") return undefined
   const file = Path.join(directory, ".manifests.sqlite")
   if (!Fs.existsSync(file)) return undefined

@@ -9,6 +9,14 @@
  * @since 0.1.0
  */
 import { RE2JS } from "re2js"
+import { sequenceSearch } from "./internal/bytes.js"
+import * as Syntax from "./internal/pattern.js"
+
+/** Longest pattern accepted, in UTF-16 units. */
+export const MAX_PATTERN_LENGTH = 1024
+
+/** Largest compiled pattern accepted, in RE2 instructions (counted repetitions are expanded). */
+export const MAX_PROGRAM_SIZE = 20_000
 
 /** A pattern compiled for block scans. */
 export interface Compiled {
@@ -74,4 +82,158 @@ export const spans = (compiled: Compiled, line: string, limit: number): Array<re
     if (end > start) out.push([start, end])
   }
   return out
+}
+
+/** A checked pattern: its RE2 form, compiled, and the texts one of which every match contains. */
+export interface Checked {
+  readonly source: string
+  readonly compiled: Compiled
+  /** ASCII texts one of which every match contains (of either case with `ignoreCase`); undefined when there are none. */
+  readonly literals: ReadonlyArray<string> | undefined
+}
+
+/** Why a pattern was refused, in the words `Grep.GrepPatternError` carries. */
+export interface Refusal {
+  readonly kind: "invalid" | "unsupported" | "too-long" | "too-large" | "empty"
+  readonly reason: string
+}
+
+const errorText = (e: unknown): string =>
+  (e instanceof Error ? e.message : String(e)).replace(/^Invalid regular expression: /, "")
+
+/**
+ * Checks a pattern in JavaScript syntax and compiles it, without Effect:
+ * what `Grep.compile` runs, for programs that load nothing else.
+ */
+export const check = (pattern: string, ignoreCase: boolean): Checked | Refusal => {
+  if (typeof pattern !== "string" || pattern.length === 0) return { kind: "empty", reason: "empty pattern" }
+  if (pattern.length > MAX_PATTERN_LENGTH) return { kind: "too-long", reason: `longer than ${MAX_PATTERN_LENGTH} characters` }
+  // the syntax is JavaScript's: what JavaScript refuses is invalid (compiling does not run it)
+  try {
+    new RegExp(pattern)
+  } catch (e) {
+    return { kind: "invalid", reason: errorText(e) }
+  }
+  const refused = Syntax.refused(pattern)
+  if (refused !== undefined) {
+    const what = refused.construct === "backreference"
+      ? "a backreference"
+      : refused.construct === "lookahead" ? "a lookahead" : "a lookbehind"
+    return { kind: "unsupported", reason: `it uses ${what} (${refused.text} at ${refused.index})` }
+  }
+  let source: string
+  let compiled: Compiled
+  try {
+    source = RE2JS.translateRegExp(pattern)
+    compiled = compile(source, ignoreCase)
+  } catch (e) {
+    const reason = errorText(e)
+    if (/invalid repeat count/.test(reason)) {
+      return {
+        kind: "too-large",
+        reason: `${reason.replace(/^error parsing regexp: /, "")}: a count may be at most 1000, nested counts multiplied together too`
+      }
+    }
+    return { kind: "unsupported", reason: reason.replace(/^error parsing regexp: /, "") }
+  }
+  const size = compiled.block.programSize()
+  if (size > MAX_PROGRAM_SIZE) return { kind: "too-large", reason: `it compiles to ${size} instructions; the limit is ${MAX_PROGRAM_SIZE}` }
+  return { source, compiled, literals: Syntax.requiredLiterals(pattern) }
+}
+
+/** True for a refusal from `check`. */
+export const isRefusal = (c: Checked | Refusal): c is Refusal => "kind" in c
+
+/**
+ * Byte strings one of which every line that may match holds, chosen to be
+ * found fast: each starts at the byte of its literal that is rarest in a
+ * sample of the body, where a native search (which looks for the first
+ * byte, then compares the rest) stops least often.
+ */
+export interface Prefilter {
+  readonly needles: ReadonlyArray<Uint8Array>
+}
+
+/** Most byte strings a prefilter looks for (the case variants of its literals count one each). */
+export const MAX_NEEDLES = 16
+
+/** Bytes of the sample counted to rank bytes by how common they are. */
+const SAMPLE_BYTES = 16 * 1024
+
+/** Letters whose other case is also a character outside ASCII (K: U+212A, S: U+017F): a byte search misses those. */
+const FOLDS_OUTSIDE_ASCII = "kKsS"
+
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+
+/** Every spelling of `text` with its letters in either case. */
+const caseVariants = (text: string): Array<string> => {
+  let out = [""]
+  for (const ch of text) {
+    const lower = ch.toLowerCase()
+    const upper = ch.toUpperCase()
+    out = lower === upper ? out.map((s) => s + ch) : out.flatMap((s) => [s + lower, s + upper])
+  }
+  return out
+}
+
+/**
+ * The needles for `literals` (ASCII), ranked against `sample`, a part of
+ * the body to be searched; undefined when no set of at most `MAX_NEEDLES`
+ * is sure to find every line that matches. With `ignoreCase` each needle
+ * is a short part of its literal (at most `maxLetters` letters, none of
+ * `k` or `s`) in each spelling of its letters.
+ */
+export const prefilter = (
+  literals: ReadonlyArray<string> | undefined,
+  ignoreCase: boolean,
+  sample: Uint8Array,
+  maxLetters = 3
+): Prefilter | undefined => {
+  if (literals === undefined || literals.length === 0) return undefined
+  const counts = new Uint32Array(256)
+  const counted = Math.min(sample.length, SAMPLE_BYTES)
+  for (let i = 0; i < counted; i++) counts[sample[i]!]!++
+  const weight = (c: number) =>
+    ignoreCase && isLetter(c) ? counts[c | 0x20]! + counts[c & ~0x20]! : counts[c]!
+  const needles: Array<string> = []
+  for (const literal of literals) {
+    let best = -1
+    for (let i = 0; i < literal.length; i++) {
+      if (ignoreCase && FOLDS_OUTSIDE_ASCII.includes(literal[i]!)) continue
+      if (best === -1 || weight(literal.charCodeAt(i)) < weight(literal.charCodeAt(best))) best = i
+    }
+    if (best === -1) return undefined
+    if (!ignoreCase) {
+      needles.push(literal.slice(best))
+      continue
+    }
+    let end = best
+    for (let letters = 0; end < literal.length && !FOLDS_OUTSIDE_ASCII.includes(literal[end]!); end++) {
+      if (isLetter(literal.charCodeAt(end)) && ++letters > maxLetters) break
+    }
+    needles.push(...caseVariants(literal.slice(best, end)))
+  }
+  if (needles.length > MAX_NEEDLES) {
+    return ignoreCase && maxLetters > 1 ? prefilter(literals, ignoreCase, sample, maxLetters - 1) : undefined
+  }
+  return { needles: [...new Set(needles)].map((n) => Uint8Array.from(n, (ch) => ch.charCodeAt(0))) }
+}
+
+/**
+ * A search of `block` for its lines that hold a needle: `next(from)` is the
+ * offset of the first needle at or past `from`, or -1. Each needle is
+ * looked for again only once the search has passed where it was last found.
+ */
+export const finder = (p: Prefilter, block: Uint8Array): (from: number) => number => {
+  const search = sequenceSearch(block)
+  const found = p.needles.map(() => -2)
+  return (from) => {
+    let first = -1
+    for (let k = 0; k < p.needles.length; k++) {
+      let at = found[k]!
+      if (at !== -1 && at < from) found[k] = at = search(p.needles[k]!, from)
+      if (at !== -1 && (first === -1 || at < first)) first = at
+    }
+    return first
+  }
 }

@@ -15,13 +15,12 @@
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import * as Syntax from "./internal/pattern.js"
 import * as Scan from "./BlockScan.js"
-import { RE2JS } from "re2js"
 
 /** Longest pattern accepted, in UTF-16 units. */
-export const MAX_PATTERN_LENGTH = 1024
+export const MAX_PATTERN_LENGTH = Scan.MAX_PATTERN_LENGTH
 
 /** Largest compiled pattern accepted, in RE2 instructions (counted repetitions are expanded). */
-export const MAX_PROGRAM_SIZE = 20_000
+export const MAX_PROGRAM_SIZE = Scan.MAX_PROGRAM_SIZE
 
 /** Why a pattern was refused. */
 export class GrepPatternError extends Schema.TaggedError<GrepPatternError>()("GrepPatternError", {
@@ -58,57 +57,33 @@ export interface Matcher {
    * without it has no match, which a plain substring search tells first.
    */
   readonly literal: string | undefined
+  /**
+   * ASCII texts one of which every match contains, of either case when
+   * `ignoreCase` (one per top-level alternative); undefined when there are none.
+   */
+  readonly literals: ReadonlyArray<string> | undefined
   /** True when the line (without its line break) has a match; runs on the calling thread. */
   readonly test: (line: string) => boolean
 }
-
-const describe = (r: Syntax.Refused): string =>
-  r.construct === "backreference"
-    ? `it uses a backreference (${r.text} at ${r.index})`
-    : `it uses ${r.construct === "lookahead" ? "a lookahead" : "a lookbehind"} (${r.text} at ${r.index})`
 
 /** Checks and compiles a pattern (JavaScript syntax; `ignoreCase` for case-insensitive matching). */
 export const compile = (
   pattern: string,
   options: { readonly ignoreCase?: boolean | undefined } = {}
 ): Either.Either<Matcher, GrepPatternError> => {
-  const fail = (kind: GrepPatternError["kind"], reason: string) => Either.left(new GrepPatternError({ pattern, kind, reason }))
-  if (typeof pattern !== "string" || pattern.length === 0) return fail("empty", "empty pattern")
-  if (pattern.length > MAX_PATTERN_LENGTH) return fail("too-long", `longer than ${MAX_PATTERN_LENGTH} characters`)
-  // the syntax is JavaScript's: what JavaScript refuses is invalid (compiling does not run it)
-  try {
-    new RegExp(pattern)
-  } catch (e) {
-    return fail("invalid", errorText(e))
-  }
-  const refused = Syntax.refused(pattern)
-  if (refused !== undefined) return fail("unsupported", describe(refused))
   const ignoreCase = options.ignoreCase === true
-  let source: string
-  let line: Scan.Compiled
-  try {
-    source = RE2JS.translateRegExp(pattern)
-    line = Scan.compile(source, ignoreCase)
-  } catch (e) {
-    const reason = errorText(e)
-    if (/invalid repeat count/.test(reason)) {
-      return fail("too-large", `${reason.replace(/^error parsing regexp: /, "")}: a count may be at most 1000, nested counts multiplied together too`)
-    }
-    return fail("unsupported", reason.replace(/^error parsing regexp: /, ""))
-  }
-  const size = line.block.programSize()
-  if (size > MAX_PROGRAM_SIZE) return fail("too-large", `it compiles to ${size} instructions; the limit is ${MAX_PROGRAM_SIZE}`)
+  const checked = Scan.check(pattern, ignoreCase)
+  if (Scan.isRefusal(checked)) return Either.left(new GrepPatternError({ pattern, kind: checked.kind, reason: checked.reason }))
+  const line = checked.compiled
   return Either.right({
     pattern,
     ignoreCase,
-    source,
+    source: checked.source,
     literal: ignoreCase ? undefined : Syntax.requiredLiteral(pattern),
+    literals: checked.literals,
     test: (s) => line.line.test(s)
   })
 }
-
-const errorText = (e: unknown): string =>
-  (e instanceof Error ? e.message : String(e)).replace(/^Invalid regular expression: /, "")
 
 /** How one scan of a block of lines runs. */
 export interface ScanOptions {

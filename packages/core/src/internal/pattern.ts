@@ -109,3 +109,47 @@ export const requiredLiteral = (p: string, minLength = 3, maxLength = 64): strin
   end()
   return best.length >= minLength ? best.slice(0, maxLength) : undefined
 }
+
+/** The pattern's top-level alternatives (split at each `|` outside groups and classes); the pattern alone when it has none. */
+export const alternatives = (p: string): Array<string> => {
+  const out: Array<string> = []
+  let depth = 0
+  let from = 0
+  for (let i = 0; i < p.length;) {
+    const c = p[i]
+    if (c === "\\") i += 2
+    else if (c === "[") i = classEnd(p, i)
+    else {
+      if (c === "(") depth++
+      else if (c === ")") depth = Math.max(0, depth - 1)
+      else if (c === "|" && depth === 0) {
+        out.push(p.slice(from, i))
+        from = i + 1
+      }
+      i++
+    }
+  }
+  out.push(p.slice(from))
+  return out
+}
+
+/** Most alternatives a prefilter looks for; a pattern with more is scanned without one. */
+export const MAX_ALTERNATIVES = 8
+
+/**
+ * ASCII texts one of which every match contains: the required literal of
+ * each top-level alternative (`error|FAIL` gives `error` and `FAIL`).
+ * Undefined when some alternative has none, or there are more than
+ * `MAX_ALTERNATIVES`. With `ignoreCase` they hold for letters of either case.
+ */
+export const requiredLiterals = (p: string): ReadonlyArray<string> | undefined => {
+  const parts = alternatives(p)
+  if (parts.length > MAX_ALTERNATIVES) return undefined
+  const out: Array<string> = []
+  for (const part of parts) {
+    const literal = requiredLiteral(part)
+    if (literal === undefined) return undefined
+    if (!out.includes(literal)) out.push(literal)
+  }
+  return out
+}

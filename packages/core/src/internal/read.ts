@@ -1,10 +1,11 @@
 import { Clock, Effect } from "effect"
+import * as Scan from "../BlockScan.js"
 import type * as Grep from "../Grep.js"
 import * as LineIndex from "../LineIndex.js"
 import type { StoreFailed } from "../Errors.js"
 import type { GrepResult } from "../Spill.js"
 import * as Utf8 from "../Utf8.js"
-import { decodeAscii, fromLatin1, isAscii, sequenceSearch } from "./bytes.js"
+import { decodeAscii, isAscii } from "./bytes.js"
 
 const CHUNK = 1 << 20
 
@@ -134,9 +135,10 @@ export const grepResult = (filename: string, pattern: string, scan: GrepScan, in
 /**
  * Scans a file block by block (whole lines), collecting up to `maxResults`
  * matching lines and noting whether more exist; stops at the deadline,
- * inside a block too (the engine ends its scan there). A pattern with a
- * required literal is looked for first with a plain substring search, and
- * only the lines holding it go to the engine. Line numbers come from the
+ * inside a block too (the engine ends its scan there). A pattern with
+ * required literals (one per top-level alternative, of either case when
+ * the search ignores case) is looked for first with a native byte search
+ * (`BlockScan.prefilter`), and only the lines holding one go to the engine. Line numbers come from the
  * index's checkpoints, so a block with no match is never counted line by
  * line.
  *
@@ -163,8 +165,9 @@ export const grep = (
     const scan: GrepScan = { matches: [], more: false, clippedLines: 0, scannedLines: 0, stoppedAt: undefined, stoppedBy: undefined }
     const size = Math.min(BLOCK, Math.max(file.size, 1))
     const buf = new Uint8Array(size)
-    // the literal's bytes, searched for natively where the platform can
-    const literal = matcher.literal !== undefined ? fromLatin1(matcher.literal) : undefined
+    // the lines that may match are found by a byte search for the pattern's literals, ranked on the first bytes read
+    let prefilter: Scan.Prefilter | undefined
+    let ranked = false
     let filled = 0 // bytes of buf holding unscanned data (a carried partial line, then new reads)
     let pos = options.from?.byte ?? 0 // file offset of the next read
     let blockStart = pos // file offset of buf[0]
@@ -227,6 +230,10 @@ export const grep = (
       }
       if (filled === 0) break
       const atEnd = pos >= file.size
+      if (!ranked) {
+        prefilter = Scan.prefilter(matcher.literals, matcher.ignoreCase, buf.subarray(0, filled))
+        ranked = true
+      }
       if (skipping) {
         // the rest of a line longer than a block, already tested on its start
         const br = buf.indexOf(10)
@@ -255,17 +262,17 @@ export const grep = (
         continue
       }
       const block = buf.subarray(0, cut)
-      const inBlock = sequenceSearch(block)
       let go = true
-      if (literal === undefined) {
+      if (prefilter === undefined) {
         go = yield* search(decode(block), (k) => lineNo + k)
-      } else if (inBlock(literal, 0) !== -1) {
-        // only the lines holding the literal can match
+      } else {
+        // only the lines holding a literal can match
+        const next = Scan.finder(prefilter, block)
         const starts: Array<number> = []
         const parts: Array<string> = []
         let counted = 0
         let countedLines = lineNo
-        for (let at = inBlock(literal, 0); at !== -1;) {
+        for (let at = next(0); at !== -1;) {
           const s = block.lastIndexOf(10, at) + 1
           const br = block.indexOf(10, at)
           const e = br === -1 ? cut : br
@@ -273,9 +280,9 @@ export const grep = (
           counted = s
           starts.push(countedLines)
           parts.push(decode(block.subarray(s, e)))
-          at = e + 1 < cut ? inBlock(literal, e + 1) : -1
+          at = e + 1 < cut ? next(e + 1) : -1
         }
-        go = yield* search(parts.join("\n"), (k) => starts[k]!)
+        if (parts.length > 0) go = yield* search(parts.join("\n"), (k) => starts[k]!)
       }
       if (!go) break
       const blockLines = atEnd ? index.lines - lineNo + 1 : linesIn(cut)

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Scan from "@spillway/core/BlockScan"
+import * as Grep from "@spillway/core/Grep"
+import { FastCheck as fc } from "effect"
+import { alternatives, requiredLiterals } from "../src/internal/pattern.js"
+
+const checked = (pattern: string, ignoreCase = false): Scan.Checked => {
+  const c = Scan.check(pattern, ignoreCase)
+  if (Scan.isRefusal(c)) throw new Error(`${pattern} was refused: ${c.reason}`)
+  return c
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text)
+const latin1 = (b: Uint8Array) => String.fromCharCode(...b)
+
+/** True when `hay` holds `needle` as bytes. */
+const holds = (hay: Uint8Array, needle: Uint8Array): boolean => {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer
+    return true
+  }
+  return false
+}
+
+/** Lines of letters of either case (with k and s, and the characters they fold to outside ASCII), digits, punctuation, CR and bytes that are not UTF-8. */
+const lineArb = fc.array(
+  fc.constantFrom(
+    "err", "ERR", "Err", "or:", "OR:", "sk", "SK", "\u017fk", "s\u212a", "KS", "\u212a\u017f", "k1", "e r", "E R", "ro", "o:7",
+    "x", "X", "1", "\r", "é", "\ufffd", " ", "|"
+  ),
+  { maxLength: 10 }
+).map((cs) => cs.join(""))
+
+/** Patterns made of literals, alternations, groups, classes and repetition over the same characters. */
+const patternArb = fc.array(
+  fc.oneof(
+    fc.constantFrom("err", "ERR", "or:", "sk", "KS", "k1", "e r", "ro", "o:7", "x"),
+    fc.constantFrom("[0-9]+", ".", "\\s", "(?:e|r)", "o?", "s*", "|", "^", "$", "\\b", "[kK]")
+  ),
+  { minLength: 1, maxLength: 6 }
+).map((parts) => parts.join(""))
+
+describe("Grep prefilter", () => {
+  it("splits a pattern at its top-level alternatives only", () => {
+    expect(alternatives("error|FAIL")).toEqual(["error", "FAIL"])
+    expect(alternatives("(a|b)c|[|]d|e\\|f")).toEqual(["(a|b)c", "[|]d", "e\\|f"])
+    expect(requiredLiterals("error: unit [0-9]+ failed")).toEqual(["error: unit "])
+    expect(requiredLiterals("error|FAIL|panic")).toEqual(["error", "FAIL", "panic"])
+    // one alternative without a literal: every line may match it
+    expect(requiredLiterals("error|x")).toBeUndefined()
+    expect(requiredLiterals("error|")).toBeUndefined()
+    expect(requiredLiterals(Array.from({ length: 9 }, (_, i) => `word${i}`).join("|"))).toBeUndefined()
+    const m = Grep.compile("warning|FAIL", { ignoreCase: true })
+    expect(m._tag === "Right" && m.right.literals).toEqual(["warning", "FAIL"])
+  })
+
+  it("starts each needle at the literal's rarest byte in the sample", () => {
+    const sample = bytes("[000001] compiling packages/pkg-1/src/file-1.ts ok (1 ms)\n".repeat(100))
+    const p = Scan.prefilter(["error: unit "], false, sample)!
+    expect(p.needles.map(latin1)).toEqual([": unit "])
+    // either case: a short part in each spelling, without k or s, whose other case may lie outside ASCII
+    const i = Scan.prefilter(["error: unit "], true, sample)!
+    expect(i.needles.map(latin1).sort()).toEqual([": UNI", ": UNi", ": UnI", ": Uni", ": uNI", ": uNi", ": unI", ": uni"])
+    expect(Scan.prefilter(["ksKS"], true, sample)).toBeUndefined()
+    expect(Scan.prefilter(undefined, false, sample)).toBeUndefined()
+    // too many spellings: fewer letters each
+    const many = Scan.prefilter(["abcd", "efgh", "ijlm", "nopq"], true, new Uint8Array(0))!
+    expect(many.needles.length).toBeLessThanOrEqual(Scan.MAX_NEEDLES)
+  })
+
+  it.prop("every line that matches holds one of the needles, whatever the sample", [
+    patternArb,
+    fc.boolean(),
+    fc.array(lineArb, { maxLength: 12 }),
+    fc.uint8Array({ maxLength: 200 })
+  ], ([pattern, ignoreCase, lines, sample]) => {
+    const c = Scan.check(pattern, ignoreCase)
+    if (Scan.isRefusal(c)) return
+    const p = Scan.prefilter(c.literals, ignoreCase, sample)
+    if (p === undefined) return
+    for (const line of lines) {
+      if (c.compiled.line.test(line)) expect(p.needles.some((n) => holds(bytes(line), n))).toBe(true)
+    }
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it.prop("the finder gives the first needle at or past each offset", [
+    fc.array(fc.constantFrom("ab", "ba", "a", "b", "c", "\n", "abc"), { maxLength: 60 }).map((p) => p.join("")),
+    fc.uniqueArray(fc.constantFrom("ab", "bc", "c", "aa", "b\nc"), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.nat(80), { maxLength: 10 })
+  ], ([text, needles, offsets]) => {
+    const block = bytes(text)
+    const next = Scan.finder({ needles: needles.map(bytes) }, block)
+    for (const from of [...offsets].sort((a, b) => a - b)) {
+      const expected = needles.map((n) => text.indexOf(n, from)).filter((at) => at !== -1)
+      expect(next(from)).toBe(expected.length === 0 ? -1 : Math.min(...expected))
+    }
+  })
+
+  it("checks patterns as Grep.compile does, without Effect", () => {
+    expect(Scan.check("", false)).toMatchObject({ kind: "empty" })
+    expect(Scan.check("(a)\\1", false)).toMatchObject({ kind: "unsupported", reason: "it uses a backreference (\\1 at 3)" })
+    expect(Scan.check("x{1001}", false)).toMatchObject({ kind: "too-large" })
+    expect(Scan.check("(", false)).toMatchObject({ kind: "invalid" })
+    const ok = checked("error: unit [0-9]+ failed")
+    expect(ok.literals).toEqual(["error: unit "])
+    expect(ok.compiled.line.test("src/a.c:1:7: error: unit 12 failed to compile")).toBe(true)
+  })
+})
