@@ -18,6 +18,8 @@ if (!fs.existsSync(path.join(__dirname, "..", "dist", "spillway.cjs"))) {
 const quick = process.env.SPILLWAY_QUICK !== "0"
 
 if (quick && process.argv[2] === "read" && require("../dist/read.cjs").tryFastRead(process.argv.slice(2), process.env)) return
+// `grep` for a pattern with a literal has one too (see src/fastGrep.ts)
+if (quick && process.argv[2] === "grep" && require("../dist/grep.cjs").tryFastGrep(process.argv.slice(2), process.env)) return
 
 // `mcp`, `host`, `hook` and `serve` are programs of their own, so the rest of the command never loads what they need
 // (their help, asked for before any --, is answered by the command, which holds every help page)
@@ -25,12 +27,15 @@ const flags = process.argv.indexOf("--") === -1 ? process.argv : process.argv.sl
 const help = flags.includes("--help") || flags.includes("-h")
 const own = !help && ["mcp", "host", "hook", "serve"].includes(process.argv[2])
 if (own) {
-  require(`../dist/${process.argv[2]}.cjs`)
+  // the MCP server starts with its code cache too: it compiles less, and holds less memory for the rest of its life
+  // (which every command it spawns pays for, as the kernel copies the server's memory map at each fork)
+  if (process.argv[2] === "mcp") load("mcp")
+  else require(`../dist/${process.argv[2]}.cjs`)
   return
 }
 
 /** Loads dist/<name>.cjs with its code cache (written by the build with SPILLWAY_WRITE_CODE_CACHE=1) and returns its exports. */
-const load = (name) => {
+function load(name) {
   const filename = path.join(__dirname, "..", "dist", `${name}.cjs`)
   const cacheFile = path.join(__dirname, "..", "dist", `${name}.cache`)
   let cachedData

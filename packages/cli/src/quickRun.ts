@@ -11,9 +11,8 @@
  *
  * @since 0.1.0
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Spill } from "@spillway/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { processOutput } from "./Output.js"
 import { runServices, start } from "./Program.js"
 import { runCommand, type RunOptions } from "./RunCommand.js"
@@ -55,7 +54,7 @@ export const tryQuickRun = (args: ReadonlyArray<string>): boolean => {
   const options = parse(args)
   if (options === undefined) return false
   const output = processOutput()
-  start(runCommand(options).pipe(Effect.provide(runServices(output).pipe(Layer.provideMerge(NodeFileSystem.layer)))), output, {
+  start(runCommand(options).pipe(Effect.provide(runServices(output))), output, {
     prefix: "spillway run",
     json: options.json
   })

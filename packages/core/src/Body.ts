@@ -166,6 +166,19 @@ const lineIndexOf = (m: Manifest, size: number): LineIndex.LineIndex => ({
 /** Longest command recorded beside a tool's output; a longer one is kept by its start. */
 const MAX_COMMAND_CHARS = 2000
 
+/**
+ * The origin as a body records it: a command beside a tool's output is
+ * masked like the output, and bounded. It is masked when first read (a
+ * manifest stored, a writer's result), so a short output that is never
+ * stored never builds the masker's rules for its command alone.
+ */
+const maskedOrigin = (origin: Origin, masker: Context.Tag.Service<typeof Secrets>): Origin => {
+  if (origin._tag !== "Tool" || origin.command === undefined) return origin
+  const command = origin.command.slice(0, MAX_COMMAND_CHARS)
+  let masked: string | undefined
+  return Object.defineProperty({ ...origin }, "command", { enumerable: true, get: () => masked ??= masker.maskText(command) })
+}
+
 /** What a writer is told about a new body: the options, with each default filled in. */
 const specOf = (options: CreateOptions, name: string, now: number): Writer.Spec => ({
   profile: options.profile,
@@ -254,7 +267,8 @@ export const make = Effect.gen(function*() {
       for (const m of kept) retention.hold(m.profile, m.bytes)
     }))
 
-  // what writers that are gone left half-written (a crash mid-save) goes at the first write, and at every sweep
+  // what writers that are gone left half-written (a crash mid-save) goes before the first body is stored, and at
+  // every sweep: a short output held in memory and never stored reads nothing of the directory
   let debrisSwept = false
   const sweepDebrisOnce = Effect.suspend(() => {
     if (debrisSwept) return Effect.void
@@ -264,7 +278,6 @@ export const make = Effect.gen(function*() {
 
   const create: Service["create"] = (options) =>
     Effect.gen(function*() {
-      yield* sweepDebrisOnce
       yield* count(options.profile)
       const now = yield* Clock.currentTimeMillis
       const name = options.name ?? makeFilename(new Date(now), undefined, options.extension ?? ".log")
@@ -273,12 +286,8 @@ export const make = Effect.gen(function*() {
       const reservation = yield* retention.reserve(options.profile, options.reserve ?? 0)
       const limit = retention.usage(options.profile).limit
       const spec = specOf(options, name, now)
-      // a command recorded beside a tool's output is masked like the output, and bounded
-      const origin = spec.origin._tag === "Tool" && spec.origin.command !== undefined
-        ? { ...spec.origin, command: masker.maskText(spec.origin.command.slice(0, MAX_COMMAND_CHARS)) }
-        : spec.origin
-      return yield* Writer.make({ ...spec, origin }, {
-        files,
+      return yield* Writer.make({ ...spec, origin: maskedOrigin(spec.origin, masker) }, {
+        files: { ...files, create: (id, mode) => Effect.zipRight(sweepDebrisOnce, files.create(id, mode)) },
         masker,
         reservation,
         quotaLimit: limit,

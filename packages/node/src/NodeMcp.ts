@@ -15,7 +15,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
-import { ErrorText, type Process, Secrets } from "@spillway/core"
+import { Delivery, ErrorText, type Process, Secrets, Spill, SpillPolicy } from "@spillway/core"
 import * as NodeBodies from "./NodeBodies.js"
 import * as NodeChild from "./NodeChild.js"
 import * as NodeTools from "./NodeTools.js"
@@ -135,6 +135,24 @@ export const layerAgents = (catalogFile: string, options: Omit<Options, "readOnl
 /** The live catalog, for the `spawn_agent` description. */
 class AgentCatalog extends Context.Tag("@spillway/tools/NodeMcp/AgentCatalog")<AgentCatalog, Effect.Effect<Agents.Catalog>>() {}
 
+/** The server's first-call work (`Handlers.warm`), over its own store and masker. */
+class Warm extends Context.Tag("@spillway/node/NodeMcp/Warm")<Warm, Effect.Effect<void>>() {}
+
+/**
+ * `Handlers.warm` over a store, built in the same layer graph as the tools
+ * (so over the same store, masker and rules), to run once a client is
+ * connected.
+ */
+const warmOver = (p: toolHost.Store, options: Options) =>
+  Layer.effect(Warm, Effect.map(Effect.context<Spill.SpillWrite | Delivery.Budget | Handlers.ToolCaller>(), (context) => Effect.provide(Handlers.warm, context))).pipe(
+    Layer.provide(Layer.mergeAll(
+      Spill.layerWrite({ hint: Handlers.hint, grepHint: Handlers.grepHint }).pipe(Layer.provide(options.policy ?? SpillPolicy.allowAll)),
+      toolHost.withBudget((limit) => Layer.succeed(Delivery.Budget, { limit })),
+      Handlers.layerCaller(options.caller ?? callerFromEnv())
+    )),
+    Layer.provide(p.bodies)
+  )
+
 /** What error replies show instead of the host's own paths. */
 const replies = (options: Options) => ({
   paths: [[NodeBodies.directoryOf(options), "the output directory"], [Os.homedir(), "~"]] as const
@@ -177,13 +195,18 @@ const refuse = (transport: Transport, reason: string) =>
     return Effect.sync(finish)
   })
 
-/** Builds a server's handlers, then serves its toolkit over them; a build that fails is refused to the client, saying why. */
+/**
+ * Builds a server's handlers, then serves its toolkit over them; a build
+ * that fails is refused to the client, saying why. `ready` runs in the
+ * background once the client is connected (see `Mcp.make`).
+ */
 const startWith = <Tools extends Record<string, Tool.Any>, A, E>(
   transport: Transport,
   options: Options,
   toolkit: Toolkit.Toolkit<Tools>,
   layer: Layer.Layer<A | Tool.HandlersFor<Tools>, E>,
-  live?: (tool: string) => Effect.Effect<string | undefined, never, A>
+  live?: (tool: string) => Effect.Effect<string | undefined, never, A>,
+  ready?: Effect.Effect<void, never, A>
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const built = yield* Effect.exit(Layer.build(layer))
@@ -195,7 +218,8 @@ const startWith = <Tools extends Record<string, Tool.Any>, A, E>(
     }
     const context = built.value
     const describe = live === undefined ? undefined : (tool: string) => Effect.provide(live(tool), context)
-    yield* Mcp.serve(toolkit, transport, undefined, describe, replies(options)).pipe(Effect.provide(context))
+    const warm = ready === undefined ? undefined : Effect.provide(ready, context)
+    yield* Mcp.serve(toolkit, transport, undefined, describe, replies(options), warm).pipe(Effect.provide(context))
   }))
 
 /**
@@ -207,15 +231,18 @@ const startWith = <Tools extends Record<string, Tool.Any>, A, E>(
  */
 export const serve = (transport: Transport, options: Options = {}) => {
   if (options.readOnly === true) return startWith(transport, options, Tools.ReadToolkit, layerRead(options))
-  if (options.agents === undefined) return startWith(transport, options, Tools.FullToolkit, layerFull(options))
-  // one store, so the agent tools and the others share one body store
+  // one store, so the tools, their first-call work and the agent tools share one body store
   const store = toolHost.store(hostOptions(options))
+  const full = Layer.merge(toolHost.full(store, hostOptions(options)), warmOver(store, options))
+  const warm = Effect.flatMap(Warm, (warm) => warm)
+  if (options.agents === undefined) return startWith(transport, options, Tools.FullToolkit, full, undefined, warm)
   return startWith(
     transport,
     options,
     Toolkit.merge(Tools.FullToolkit, Tools.AgentToolkit),
-    Layer.merge(toolHost.full(store, hostOptions(options)), agentsOver(store, options.agents, options)),
-    (tool) => (tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined))
+    Layer.merge(full, agentsOver(store, options.agents, options)),
+    (tool) => (tool === "spawn_agent" ? Effect.flatMap(AgentCatalog, (catalog) => Effect.map(catalog, (c) => c.text)) : Effect.succeed(undefined)),
+    warm
   )
 }
 

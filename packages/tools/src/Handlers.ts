@@ -340,6 +340,21 @@ const runCommand = (params: {
     return result(delivered, params.raw)
   })))
 
+/**
+ * What a first `run_command` call runs, but its child: a short output
+ * through the capture (the masker's rules, the failure-line rules, the
+ * preview) and the delivery, kept nowhere (an output shown whole is never
+ * stored). A server runs it in the background once its client is connected,
+ * so that the first call costs what the next ones do; it fails never.
+ */
+export const warm: Effect.Effect<void, never, Spill.SpillWrite | Delivery.Budget | ToolCaller> = Effect.gen(function*() {
+  const write = yield* Spill.SpillWrite
+  const budget = yield* Delivery.Budget
+  const kept = yield* write.keepOutput("warm: no error\n", 0, { tool: "run_command", command: "true" })
+  const facts = { exit_code: 0, timed_out: false, truncated: kept.truncated, filename: null, cursor: null }
+  yield* Effect.ignore(fitted(Delivery.squeeze(kept.text, (preview) => ({ text: Delivery.withMarker(preview, "[exit code 0]"), facts }), budget)))
+})
+
 /** What the read handlers use. */
 export type ReadNeeds = ToolCaller | Spill.SpillRead | Evidence.Evidence | Process.ProcessRead
 

@@ -99,12 +99,16 @@ export type Describe = (tool: string) => Effect.Effect<string | undefined>
 /**
  * Builds an MCP server whose tools are the toolkit's, handled by the
  * handlers in context. Connect it to a transport (stdio, say) to serve.
+ * `ready` runs in the background once the client has said it is
+ * initialized (after `initialize` is answered): work the first call would
+ * otherwise do, such as `Handlers.warm`.
  */
 export const make = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
   info: ServerInfo = { name: "spillway", version: "0.1.0" },
   liveDescription?: Describe,
-  replies: { readonly paths?: Replies.Options["paths"] } = {}
+  replies: { readonly paths?: Replies.Options["paths"] } = {},
+  ready?: Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
     const withHandler = yield* toolkit
@@ -125,6 +129,8 @@ export const make = <Tools extends Record<string, Tool.Any>>(
       }
     })
     const server = new Server(info, { capabilities: { tools: {} } })
+    // work done ahead of time only: whatever goes wrong in it goes wrong again, and is reported, in the call that needs it
+    if (ready !== undefined) server.oninitialized = () => void Runtime.runFork(runtime)(Effect.catchAllCause(ready, () => Effect.void))
     server.setRequestHandler(ListToolsRequestSchema, async () => {
       if (liveDescription === undefined) return { tools }
       const live = await Runtime.runPromise(runtime)(Effect.forEach(tools, (t) =>
@@ -161,17 +167,19 @@ export const make = <Tools extends Record<string, Tool.Any>>(
 
 /**
  * Serves the toolkit on a transport until the client closes it. The
- * handlers' services live as long as the scope that runs this.
+ * handlers' services live as long as the scope that runs this; `ready` as
+ * `make` says.
  */
 export const serve = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
   transport: Transport,
   info?: ServerInfo,
   liveDescription?: Describe,
-  replies?: { readonly paths?: Replies.Options["paths"] }
+  replies?: { readonly paths?: Replies.Options["paths"] },
+  ready?: Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
-    const server = yield* make(toolkit, info, liveDescription, replies)
+    const server = yield* make(toolkit, info, liveDescription, replies, ready)
     yield* Effect.async<void>((resume) => {
       server.onclose = () => resume(Effect.void)
       server.connect(transport).catch(() => resume(Effect.void))
