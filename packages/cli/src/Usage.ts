@@ -172,7 +172,7 @@ export const specs: ReadonlyArray<Spec> = [
       { name: "ignore-case", alias: "i", value: { _tag: "switch" }, description: "match letters of either case" },
       { ...json, description: json.description + ": matches (line, text, cut), more, totalLines, and stoppedAtLine when the deadline stopped it" }
     ],
-    environment: [outputDir, owner, channel, manifests, noColor],
+    environment: [outputDir, owner, channel, manifests, quick, noColor],
     exits: [
       ["0", "at least one line matched"],
       ["1", "no line matched"],

@@ -10,15 +10,16 @@
  * rules. It hands over to the whole command, before it prints anything, for
  * everything else: other flags, `--json`, a pattern the command refuses or
  * one without a literal, a refused name or file, a body that is not the
- * caller's or has expired, manifests kept elsewhere, an offset past the
- * end, and an environment with secret-looking values (the command masks
- * those in what it prints). The bin skips it when `SPILLWAY_QUICK=0`.
+ * caller's or has expired, manifests kept elsewhere, or an offset past the
+ * end. What it prints is masked as the whole command masks it: the built-in
+ * rules and the environment's secret-looking values. The bin skips it when
+ * `SPILLWAY_QUICK=0`.
  *
  * @since 0.1.0
  */
 import * as Scan from "@spillway/core/BlockScan"
 import type * as LineIndex from "@spillway/core/LineIndex"
-import { buildMasker } from "@spillway/core/MaskEngine"
+import { buildMasker, knownValuesFromEnv } from "@spillway/core/MaskEngine"
 import { checkFilename } from "@spillway/core/SpillName"
 import * as Utf8 from "@spillway/core/Utf8"
 import { directoryFrom } from "@spillway/node/FileChecks"
@@ -82,14 +83,6 @@ export const parseArgs = (args: ReadonlyArray<string>): Args | undefined => {
   if (positionals.length !== 2 || maxResults < 1 || maxResults > LIMITS.maxResultsLimit) return undefined
   return { pattern: positionals[0]!, name: positionals[1]!, ignoreCase, offset: numbers.offset ?? 0, maxResults }
 }
-
-/**
- * True when the environment holds a value the command's masker would take
- * as a known secret (`Secrets.knownValuesFromEnv` looks at these names):
- * then the whole command prints, with those values masked.
- */
-const secretLookingEnv = (env: Record<string, string | undefined>): boolean =>
-  Object.keys(env).some((name) => /KEY|TOKEN|SECRET|PASSWORD/i.test(name) && env[name] !== undefined && env[name] !== "")
 
 /** One matching line as the command prints it. */
 interface Match {
@@ -273,23 +266,19 @@ export const render = (args: Args, found: Found, totalLines: number): { readonly
   return { stdout: found.matches.map((m) => `${m.line}:${m.text}\n`).join(""), notes }
 }
 
-/** Masks what the command prints with the built-in rules, as the whole command does (no environment value is known here). */
-const masked = (() => {
-  let mask: ((text: string) => string) | undefined
-  return (text: string): string => {
-    if (text.length === 0) return text
-    if (mask === undefined) {
-      const built = buildMasker({ knownValues: [] })
-      if (built._tag === "Refused") throw new Error("the built-in masking rules were refused")
-      mask = built.masker.maskText
-    }
-    return mask(text)
-  }
-})()
+/**
+ * What masks what the command prints: the built-in rules and the
+ * environment's secret-looking values, as the whole command masks; undefined
+ * when the masker refuses them (the whole command then says why).
+ */
+const maskerFor = (env: Record<string, string | undefined>): ((text: string) => string) | undefined => {
+  const built = buildMasker({ knownValues: knownValuesFromEnv(env) })
+  return built._tag === "Refused" ? undefined : built.masker.maskText
+}
 
 const serve = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): boolean => {
   const parsed = parseArgs(args)
-  if (parsed === undefined || checkFilename(parsed.name) !== undefined || secretLookingEnv(env)) return false
+  if (parsed === undefined || checkFilename(parsed.name) !== undefined) return false
   const started = Date.now()
   const checked = Scan.check(parsed.pattern, parsed.ignoreCase)
   if (Scan.isRefusal(checked) || checked.literals === undefined || checked.compiled.block.programSize() > MAX_FAST_PROGRAM) return false
@@ -315,8 +304,11 @@ const serve = (args: ReadonlyArray<string>, env: Record<string, string | undefin
   }
   if (found === undefined) return false
   const out = render(parsed, found, index.lines)
-  const stdout = masked(out.stdout)
-  const notes = out.notes.map(masked)
+  // the masker is built only when there is something to print
+  const mask = out.stdout.length > 0 || out.notes.length > 0 ? maskerFor(env) : (text: string) => text
+  if (mask === undefined) return false
+  const stdout = mask(out.stdout)
+  const notes = out.notes.map(mask)
   process.exitCode = found.matches.length > 0 ? 0 : 1
   printing = true
   write(1, stdout)

@@ -218,7 +218,7 @@ describe("spillway grep, the program and the whole command", () => {
     expect(found.some((l) => l.startsWith("30001:error: unit 1 failed zzz"))).toBe(true)
   })
 
-  it("leaves JSON, patterns without a literal, refusals and secret-looking environments to the whole command", () => {
+  it("leaves JSON, patterns without a literal and refusals to the whole command, and masks an environment's secret-looking values as it does", () => {
     const cases: Array<[ReadonlyArray<string>, Record<string, string>]> = [
       [["--json", "WARN", small], {}],
       [["^line 1\\d:", small], {}],

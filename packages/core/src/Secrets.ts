@@ -13,11 +13,11 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { checkKnownValue, MIN_KNOWN_VALUE_BYTES } from "./internal/secrets/knownValues.js"
+import * as Env from "./internal/secrets/env.js"
+import { MIN_KNOWN_VALUE_BYTES } from "./internal/secrets/knownValues.js"
 import { buildMasker, type Built, DEFAULT_MAX_HELD_BYTES } from "./internal/secrets/masker.js"
 import * as rules from "./internal/secrets/rules.js"
 import { CONTEXT_BYTES } from "./internal/secrets/stream.js"
-import * as Utf8 from "./Utf8.js"
 
 /**
  * A pattern rule: what a credential looks like and which part of a match
@@ -239,39 +239,7 @@ export const unsafeMakeMasker = (options?: MaskerOptions): Masker => {
 }
 
 /** An environment variable that was not registered as a known value, and why. */
-export interface SkippedEnvValue {
-  readonly name: string
-  readonly bytes: number
-  readonly reason: string
-}
-
-const secretName = /KEY|TOKEN|SECRET|PASSWORD/i
-
-const scanEnv = (env: Record<string, string | undefined>) => {
-  const values: Array<KnownValue> = []
-  const skipped: Array<SkippedEnvValue> = []
-  const seen = new Set<string>()
-  for (const name of Object.keys(env).sort()) {
-    const raw = env[name]
-    if (raw === undefined || raw === "" || !secretName.test(name)) continue
-    const lines = /[\r\n]/.test(raw) ? raw.split(/\r\n|\r|\n/).map((line) => line.trim()) : [raw]
-    for (const value of lines) {
-      if (value.trim() === "") continue
-      const problem = checkKnownValue(value)
-      if (problem === undefined) {
-        if (!seen.has(value)) values.push({ name, value })
-        seen.add(value)
-      } else {
-        skipped.push({
-          name,
-          bytes: Utf8.byteLength(value),
-          reason: problem._tag === "TooShort" ? `shorter than ${MIN_KNOWN_VALUE_BYTES} bytes` : problem.reason
-        })
-      }
-    }
-  }
-  return { values, skipped }
-}
+export type SkippedEnvValue = Env.SkippedEnvValue
 
 /**
  * The values of environment variables whose names contain KEY, TOKEN,
@@ -280,12 +248,10 @@ const scanEnv = (env: Record<string, string | undefined>) => {
  * line, and values a masker would refuse (under 8 bytes) are left out; see
  * `skippedValuesFromEnv` for those.
  */
-export const knownValuesFromEnv = (env: Record<string, string | undefined>): ReadonlyArray<KnownValue> =>
-  scanEnv(env).values
+export const knownValuesFromEnv: (env: Record<string, string | undefined>) => ReadonlyArray<KnownValue> = Env.knownValuesFromEnv
 
 /** The secret-looking environment values `knownValuesFromEnv` left out (too short, or refused), without the values, so a host can warn. */
-export const skippedValuesFromEnv = (env: Record<string, string | undefined>): ReadonlyArray<SkippedEnvValue> =>
-  scanEnv(env).skipped
+export const skippedValuesFromEnv: (env: Record<string, string | undefined>) => ReadonlyArray<SkippedEnvValue> = Env.skippedValuesFromEnv
 
 /** The masker as a service. */
 export class Secrets extends Context.Tag("@spillway/core/Secrets")<Secrets, Masker>() {}
