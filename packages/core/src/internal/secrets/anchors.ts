@@ -184,18 +184,33 @@ const frequentWindows = (): Map<number, number> => {
   for (const value of commonValues) weights.set(value, 20)
   return weights
 }
-let frequent: Map<number, number> | undefined
+let frequent: { readonly values: Int32Array; readonly weights: Float64Array } | undefined
 
-/** The multiplier whose hashes of `values` (the anchors' windows) collide least with frequent windows that are not anchor windows themselves. */
+/**
+ * The multiplier whose hashes of `values` (the anchors' windows) collide least with frequent windows that are not anchor windows themselves.
+ * Hashes are 16 bits: one array of stamps marks a multiplier's hashes, so each try costs two passes over plain arrays, not sets
+ * (it runs once per masker, at start-up, before the code is optimized).
+ */
 const chooseMultiplier = (values: ReadonlySet<number>): number => {
-  frequent ??= frequentWindows()
+  if (frequent === undefined) {
+    const weights = frequentWindows()
+    frequent = { values: Int32Array.from(weights.keys()), weights: Float64Array.from(weights.values()) }
+  }
+  const own = Int32Array.from(values)
+  // frequent windows that are anchor windows themselves cost nothing
+  const counted = frequent.values.map((value, i) => (values.has(value) ? -1 : i)).filter((i) => i >= 0)
+  const stamps = new Uint8Array(65536)
   let best = MULTIPLIERS[0]
   let bestCost = Infinity
-  for (const multiplier of MULTIPLIERS) {
-    const hashes = new Set<number>()
-    for (const value of values) hashes.add(hashWindow(value, multiplier))
+  for (let m = 0; m < MULTIPLIERS.length; m++) {
+    const multiplier = MULTIPLIERS[m]
+    const stamp = m + 1
+    for (let i = 0; i < own.length; i++) stamps[hashWindow(own[i], multiplier)] = stamp
     let cost = 0
-    for (const [value, weight] of frequent) if (!values.has(value) && hashes.has(hashWindow(value, multiplier))) cost += weight
+    for (let i = 0; i < counted.length && cost < bestCost; i++) {
+      const k = counted[i]
+      if (stamps[hashWindow(frequent.values[k], multiplier)] === stamp) cost += frequent.weights[k]
+    }
     if (cost < bestCost) {
       bestCost = cost
       best = multiplier
