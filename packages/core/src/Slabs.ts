@@ -32,6 +32,13 @@ export interface Pool {
   /** Lends `n` bytes to copy into: from a slab, or a buffer of its own when `n` is more than a slab holds. */
   readonly take: (n: number) => Region
   /**
+   * Lends `view`, filled in place, when it lies in the current slab's free
+   * part (as `free` gave it): the slab counts as filled up to its end, and
+   * what lies before it in the free part is skipped. Undefined when it lies
+   * elsewhere (the caller then copies it).
+   */
+  readonly lend: (view: Uint8Array) => Region | undefined
+  /**
    * Done with the pool: every slab no region is lent from any more goes to
    * `recycle`, and the pool forgets it (a later use starts afresh). A slab
    * still lent is let go, never recycled.
@@ -131,6 +138,17 @@ export const pool = (options: PoolOptions): Pool => {
     return claim(n)
   }
 
+  const lend = (view: Uint8Array): Region | undefined => {
+    const slab = current
+    if (slab === undefined || view.buffer !== slab.bytes.buffer) return undefined
+    const from = view.byteOffset - slab.bytes.byteOffset
+    const to = from + view.length
+    if (from < slab.filled || to > slab.bytes.length) return undefined
+    slab.filled = to
+    slab.lent++
+    return { slab, bytes: view }
+  }
+
   const release = (): void => {
     if (current !== undefined) retired.push(current)
     current = undefined
@@ -138,7 +156,7 @@ export const pool = (options: PoolOptions): Pool => {
     if (options.recycle !== undefined) for (const s of slabs) if (s.lent === 0) options.recycle(s.bytes)
   }
 
-  return { free, claim, take, release }
+  return { free, claim, take, lend, release }
 }
 
 /** Gives a region back to its slab. */

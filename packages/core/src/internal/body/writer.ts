@@ -115,9 +115,14 @@ const QUEUE_PARTS = 64
  * rather than holding its output in memory.
  */
 const QUEUED_BYTES = 4 * 1024 * 1024
-/** The writer's first slab (most bodies are short), and the later ones. */
+/**
+ * The writer's first slab (most bodies are short), and the later ones: a
+ * large slab holds a masking window of a 1 MiB batch with its context and
+ * held line, so the masker builds it there and the masked bytes are queued
+ * in place.
+ */
 const FIRST_SLAB = 16 * 1024
-const LARGE_SLAB = 1024 * 1024
+const LARGE_SLAB = 1280 * 1024
 /**
  * Large slabs of writers that finished, for the next writers: a body's
  * first megabytes otherwise land in fresh memory (page faults, and the
@@ -133,7 +138,7 @@ const slabRecycle = (bytes: Uint8Array): void => {
 /** A part is split where a slab ends, unless the slab has less room than this left (or than the part), when the next slab takes it. */
 const MIN_PIECE = 64 * 1024
 /** Free slabs kept: as many as the queue holds, so a flood that the store keeps up with allocates no more. */
-const SPARE_SLABS = QUEUED_BYTES / LARGE_SLAB
+const SPARE_SLABS = Math.ceil(QUEUED_BYTES / LARGE_SLAB)
 /** The room a queued part takes: its length, no more than all of it. */
 const weight = (part: Uint8Array): number => Math.min(part.length, QUEUED_BYTES)
 
@@ -160,8 +165,12 @@ interface State {
   holds: number
   readonly lines: LineIndex.Builder
   readonly codePoints: CodePoints.CodePointCounter
-  /** Kept bytes on their way to the store, copied out of what the masker lends (see `Slabs`). */
+  /** Kept bytes on their way to the store: built there by the masker, or copied in (see `Slabs`). */
   readonly slabs: Slabs.Pool
+  /** The slab's free part the masker last built a window in (see `windowFor`), until its output is queued. */
+  window: Uint8Array | undefined
+  /** Where the masker builds a window larger than a slab; what is kept of it is copied into the slabs. */
+  scratch: Uint8Array
   readonly queue: Queue.Queue<Slabs.Region | null>
   /** Room in the queue, in bytes (see `QUEUED_BYTES`). */
   readonly room: Effect.Semaphore
@@ -254,14 +263,40 @@ const drain = (w: State, sink: BodyFiles.Sink) =>
     }
   })
 
+/** Whether `part` lies within `buffer`. */
+const within = (part: Uint8Array, buffer: Uint8Array): boolean =>
+  part.buffer === buffer.buffer && part.byteOffset >= buffer.byteOffset && part.byteOffset + part.length <= buffer.byteOffset + buffer.length
+
 /**
- * Copies a part into the writer's slabs at once (what it was lent from may
- * change after this call), filling each slab before the next, then queues
- * the copies for the store once there is room.
+ * Where a lane's masker builds its windows (see `Secrets.StreamOptions`):
+ * the current slab's free part, so that `enqueue` queues the masked output
+ * where it is; a window larger than a slab goes to a buffer the writer
+ * keeps, and what is kept of it is copied.
+ */
+const windowFor = (w: State) => (need: number): Uint8Array => {
+  if (need <= LARGE_SLAB) return (w.window = w.slabs.free(need))
+  w.window = undefined
+  if (w.scratch.length < need) w.scratch = new Uint8Array(need)
+  return w.scratch
+}
+
+/** The part as a region in place, when the masker built it in the slab's free part `windowFor` last gave (once). */
+const inPlace = (w: State, part: Uint8Array): Slabs.Region | undefined => {
+  const window = w.window
+  w.window = undefined
+  return window === undefined || !within(part, window) ? undefined : w.slabs.lend(part)
+}
+
+/**
+ * Queues a part for the store once there is room: where it is when the
+ * masker built it in the writer's slabs, else copied into them at once
+ * (what it was lent from may change after this call), filling each slab
+ * before the next.
  */
 const enqueue = (w: State, part: Uint8Array) => {
-  const regions: Array<Slabs.Region> = []
-  for (let at = 0; at < part.length;) {
+  const built = inPlace(w, part)
+  const regions: Array<Slabs.Region> = built === undefined ? [] : [built]
+  for (let at = built === undefined ? 0 : part.length; at < part.length;) {
     const room = w.slabs.free(Math.min(part.length - at, MIN_PIECE))
     const n = Math.min(part.length - at, room.length)
     room.set(part.subarray(at, at + n))
@@ -410,7 +445,9 @@ const laneOf = (w: State, stream: number): Lane => {
   const { spec } = w
   const marks: Array<number> = []
   const watch = spec.watch === undefined ? undefined : { literals: spec.watch.literals, onMark: (at: number) => void marks.push(at) }
-  lane = { masker: w.services.masker.stream(watch, { reuseOutput: true, into: spec.maskInto }), emitted: 0, marks, heldSince: -1 }
+  // without a buffer of the caller's, windows are built in the writer's slabs, and what is kept is queued from there
+  const into = spec.maskInto ?? windowFor(w)
+  lane = { masker: w.services.masker.stream(watch, { reuseOutput: true, into }), emitted: 0, marks, heldSince: -1 }
   w.lanes.set(stream, lane)
   return lane
 }
@@ -488,6 +525,8 @@ export const make = (spec: Spec, services: Services): Effect.Effect<Writer, Stor
       lines: LineIndex.builder(spec.lineEvery),
       codePoints: CodePoints.counter(spec.checkpointEvery),
       slabs: Slabs.pool({ first: FIRST_SLAB, large: LARGE_SLAB, spares: SPARE_SLABS, allocate: slabAllocate, recycle: slabRecycle }),
+      window: undefined,
+      scratch: new Uint8Array(0),
       queue: yield* Queue.bounded<Slabs.Region | null>(QUEUE_PARTS),
       room: yield* Effect.makeSemaphore(QUEUED_BYTES),
       sourceBytes: 0,
