@@ -17,6 +17,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import type * as Stream from "node:stream"
 import * as PipeReader from "./internal/pipeReader.js"
+import * as Spare from "./internal/spareShell.js"
 import * as Watchdog from "./internal/watchdog.js"
 
 /** How the queue between the pipes and the consumer is bounded. */
@@ -38,6 +39,15 @@ export interface Options {
    * what is left (see `internal/watchdog`). False by default; true for jobs.
    */
   readonly watchdog?: boolean
+  /**
+   * Keeps a `/bin/sh` started ahead, which takes the next shell line run
+   * without a directory, environment, stdin or watchdog of its own (see
+   * `internal/spareShell`): starting a process from a server costs several
+   * milliseconds, a spare a fraction of one. False by default; the tool
+   * hosts, which run many short commands, turn it on. `layer` stops the
+   * spare with its scope.
+   */
+  readonly spareShell?: boolean
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
@@ -95,11 +105,25 @@ const notify = (p: Pipes) => {
  * queue (see `PipeReader`), paused past `maxQueued`. The readers start in
  * the turn `spawn` returns in, so no early output or exit is missed.
  */
-const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number, pooled: boolean, watchdogGraceMillis?: number) =>
+const spawn = (
+  spec: Child.Spec,
+  shown: string,
+  p: Pipes,
+  maxQueued: number,
+  pooled: boolean,
+  watchdogGraceMillis: number | undefined,
+  spares: Spare.Spares | undefined
+) =>
   Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
     const merged = Child.mergedArgv(spec)
     const argv = watchdogGraceMillis === undefined ? merged : Watchdog.argv(merged, watchdogGraceMillis)
-    const c = ChildProcess.spawn(argv[0], argv.slice(1), {
+    // a spare shell stands in for `/bin/sh -c LINE` started as it would be: no stdin, directory or environment of its own
+    const script = spares !== undefined && watchdogGraceMillis === undefined && spec.stdin !== "pipe" && spec.cwd === undefined &&
+        spec.env === undefined
+      ? Spare.scriptOf(argv)
+      : undefined
+    const spare = script === undefined ? undefined : spares!.take(script)
+    const c = spare ?? ChildProcess.spawn(argv[0], argv.slice(1), {
       // the watchdog's pipe is the fourth entry: only this process holds its other end
       stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe", ...(watchdogGraceMillis === undefined ? [] : ["pipe" as const])],
       detached: true,
@@ -130,7 +154,15 @@ const spawn = (spec: Child.Spec, shown: string, p: Pipes, maxQueued: number, poo
     c.once("exit", (code, signal) => {
       p.exited = { code, signal }
       notify(p)
+      // the next shell line finds a spare, started once this one has answered
+      if (script !== undefined) spares!.refill()
     })
+    if (spare !== undefined) {
+      // started already: its own errors from here on are the command's
+      c.on("error", () => undefined)
+      resume(Effect.succeed(c))
+      return
+    }
     c.once("error", (e) => resume(Effect.fail(new Child.SpawnFailed({ command: shown, reason: e.message }))))
     c.once("spawn", () => resume(Effect.succeed(c)))
   })
@@ -237,7 +269,7 @@ const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGrac
   })
 
 /** The runner on Node. */
-export const make = (options: Options = {}): Child.Service => ({
+export const make = (options: Options = {}, spares?: Spare.Spares): Child.Service => ({
   start: (spec, onOutput, timing = {}) =>
     Effect.gen(function*() {
       const limits = {
@@ -263,7 +295,15 @@ export const make = (options: Options = {}): Child.Service => ({
         arrived: 0,
         paused: false
       }
-      const child = yield* spawn(spec, shown, p, limits.maxQueued, options.reuseBuffers !== false, watched ? Duration.toMillis(killGrace) : undefined)
+      const child = yield* spawn(
+        spec,
+        shown,
+        p,
+        limits.maxQueued,
+        options.reuseBuffers !== false,
+        watched ? Duration.toMillis(killGrace) : undefined,
+        spares
+      )
       const startMark = watched ? Watchdog.startMark(child.pid!) : undefined
       /** Tells the watchdog the child's end was seen, so it leaves without a signal. */
       const standDown = Effect.sync(() => {
@@ -336,7 +376,13 @@ export const make = (options: Options = {}): Child.Service => ({
 })
 
 /** The Node runner as the `ChildRunner` service. */
-export const layer = (options: Options = {}): Layer.Layer<Child.ChildRunner> => Layer.succeed(Child.ChildRunner, make(options))
+export const layer = (options: Options = {}): Layer.Layer<Child.ChildRunner> =>
+  options.spareShell === true
+    ? Layer.scoped(
+      Child.ChildRunner,
+      Effect.map(Effect.acquireRelease(Effect.sync(Spare.make), (spares) => Effect.sync(spares.close)), (spares) => make(options, spares))
+    )
+    : Layer.succeed(Child.ChildRunner, make(options))
 
 /**
  * The runner for process jobs: batches of at most 256 KiB unless the

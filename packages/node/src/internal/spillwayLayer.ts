@@ -40,7 +40,8 @@ export const make = (settings: Settings) => {
     Spill.layer(spill).pipe(Layer.provide(settings.policy ?? SpillPolicy.allowAll)),
     withBudget(settings.budgetChars, (budgetChars) => NodeEvidence.layerWithout({ budgetChars })),
     withBudget(settings.budgetChars, (budgetChars) => Process.layer({ budgetChars })).pipe(Layer.provide(NodeChild.layerForJobs())),
-    NodeChild.layer(),
+    // a program that runs many short commands: a shell started ahead takes the next one
+    NodeChild.layer({ spareShell: true }),
     Access.layerCaller(settings.caller)
   ).pipe(Layer.provideMerge(store.bodies))
   return Handlers.fullLayer.pipe(Layer.provideMerge(services), Layer.orDie)

@@ -99,7 +99,8 @@ export const full = (s: Store, options: Options) =>
       Spill.layer(spillOptions).pipe(Layer.provide(policyOf(options))),
       NodeEvidence.layerWithout(),
       processes(),
-      NodeChild.layer()
+      // a server runs many short commands: a shell started ahead takes the next one
+      NodeChild.layer({ spareShell: true })
     )),
     Layer.provideMerge(s.bodies)
   )
