@@ -43,6 +43,13 @@ const LARGE_SLAB = 1024 * 1024
 /** A read is given at least this much room (a pipe delivers up to 64 KiB at once, a socket pair more). */
 const MIN_READ = 64 * 1024
 
+/**
+ * First slabs kept from one child's pipes to the next: a server that runs
+ * many short commands reads each one's output into buffers already made,
+ * rather than two new ones a command for the collector to free.
+ */
+const firstSlabs = Slabs.spares(8)
+
 /** The pipe handle inside a Node socket, as far as taking it over needs it. */
 interface PipeHandle {
   reading: boolean
@@ -78,7 +85,15 @@ export const read = (socket: Readable, sink: Sink, options: { readonly pooled?: 
   ;(socket as unknown as { _handle: unknown })._handle = null
 
   // spares for what a full queue and a batch in the consumer's hands hold
-  const slabs = Slabs.pool({ first: FIRST_SLAB, large: LARGE_SLAB, spares: 3, allocate: (size) => Buffer.allocUnsafe(size) })
+  const slabs = Slabs.pool({
+    first: FIRST_SLAB,
+    large: LARGE_SLAB,
+    spares: 3,
+    allocate: (size) => (size === FIRST_SLAB ? firstSlabs.take(FIRST_SLAB) : Buffer.allocUnsafe(size)),
+    recycle: (bytes) => {
+      if (bytes.length === FIRST_SLAB) firstSlabs.keep(bytes)
+    }
+  })
   let closed = false
   const close = (error?: Error) => {
     if (closed) return
@@ -98,7 +113,15 @@ export const read = (socket: Readable, sink: Sink, options: { readonly pooled?: 
   reader.on("close", () => close())
   // the end of the pipe: closes the socket (it is not half open), which reports `close`
   reader.on("end", () => undefined)
-  return { resume: () => reader.resume(), destroy: () => reader.destroy(), pooled: true }
+  return {
+    resume: () => reader.resume(),
+    destroy: () => {
+      reader.destroy()
+      // the handle is closed and reads no more: a slab nothing borrows goes to the next pipe
+      slabs.release()
+    },
+    pooled: true
+  }
 }
 
 const viaEvents = (socket: Readable, sink: Sink): Reader => {
