@@ -28,7 +28,7 @@ import * as ChildProcess from "node:child_process"
 export const SPARE_SCRIPT = "__spillway_s=; while IFS= read -r __spillway_l; do __spillway_s=\"$__spillway_s$__spillway_l\n\"; done; " +
   "__spillway_s=\"$__spillway_s$__spillway_l\"; exec 0</dev/null; eval \"unset __spillway_s __spillway_l; $__spillway_s\""
 
-/** One spare shell kept ready, started again after each one taken. */
+/** One spare shell kept ready, started again after each command ends. */
 export interface Spares {
   /**
    * A started shell that runs `script`, when a spare is ready (its script
@@ -45,9 +45,14 @@ export interface Spares {
   readonly close: () => void
 }
 
-/** The argv a spare can stand in for: `/bin/sh -c SCRIPT` and nothing more. */
+/** Longest script a spare takes, in UTF-16 units: it reads its stdin a byte at a time, which a short line makes nothing of. */
+export const MAX_SCRIPT_LENGTH = 16 * 1024
+
+/** The argv a spare can stand in for: `/bin/sh -c SCRIPT`, with a script of at most `MAX_SCRIPT_LENGTH`, and nothing more. */
 export const scriptOf = (argv: ReadonlyArray<string>): string | undefined =>
-  argv.length === 3 && argv[0] === "/bin/sh" && argv[1] === "-c" && !argv[2]!.includes("\0") ? argv[2] : undefined
+  argv.length === 3 && argv[0] === "/bin/sh" && argv[1] === "-c" && argv[2]!.length <= MAX_SCRIPT_LENGTH && !argv[2]!.includes("\0")
+    ? argv[2]
+    : undefined
 
 /** How long after a command's end a spare is started: past the answer that follows it. */
 const REFILL_DELAY_MILLIS = 1
