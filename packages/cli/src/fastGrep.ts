@@ -114,11 +114,6 @@ export interface Found {
   stoppedAt: number | undefined
 }
 
-const countBreaks = (buf: Uint8Array, from: number, to: number): number => {
-  let n = 0
-  for (let at = buf.indexOf(10, from); at !== -1 && at < to; at = buf.indexOf(10, at + 1)) n++
-  return n
-}
 
 /**
  * Searches the body open at `fd` from line `fromLine` (at byte `fromByte`)
@@ -157,21 +152,6 @@ export const search = (
     return true
   }
   const test = (text: string) => line.test(text.length > maxLineChars ? text.slice(0, maxLineChars) : text)
-
-  /** Lines in buf[0, end), where `end` is a line start: counted from the last checkpoint inside the block when there is one. */
-  const linesIn = (end: number): number => {
-    const absolute = blockStart + end
-    let lo = 0
-    let hi = index.checkpoints.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1
-      if (index.checkpoints[mid]! > absolute) hi = mid - 1
-      else lo = mid
-    }
-    const cp = index.checkpoints[lo]!
-    if (cp >= blockStart) return lo * index.every + 1 + countBreaks(buf, cp - blockStart, end) - lineNo
-    return countBreaks(buf, 0, end)
-  }
 
   while (true) {
     if (now() > o.deadline) {
@@ -215,34 +195,28 @@ export const search = (
       continue
     }
     const block = buf.subarray(0, cut)
-    const next = Scan.finder(prefilter, block)
     const before = found.matches.length
-    let counted = 0
-    let countedLines = lineNo
     let go = true
     let first = -1
-    for (let at = next(0); at !== -1;) {
-      const s = block.lastIndexOf(10, at) + 1
-      const br = block.indexOf(10, at)
-      const e = br === -1 ? cut : br
-      countedLines += countBreaks(buf, counted, s)
-      counted = s
-      if (first === -1) first = countedLines
+    let late = false
+    Scan.eachCandidate(prefilter, block, lineNo, (n, start, end) => {
+      if (first === -1) first = n
       if (now() > o.deadline) {
-        // as the whole command: the block being searched at the deadline is given up whole
-        found.matches.length = before
-        found.stoppedAt = first
-        return found
+        late = true
+        return false
       }
-      const text = Utf8.decodeLossy(block.subarray(s, e))
-      if (test(text) && !add(countedLines, text)) {
-        go = false
-        break
-      }
-      at = e + 1 < cut ? next(e + 1) : -1
+      const text = Utf8.decodeLossy(block.subarray(start, end))
+      go = !test(text) || add(n, text)
+      return go
+    })
+    if (late) {
+      // as the whole command: the block being searched at the deadline is given up whole
+      found.matches.length = before
+      found.stoppedAt = first
+      return found
     }
     if (!go) break
-    lineNo += atEnd ? index.lines - lineNo + 1 : linesIn(cut)
+    lineNo += atEnd ? index.lines - lineNo + 1 : Scan.linesBefore(index, buf, blockStart, lineNo, cut)
     buf.copyWithin(0, cut, filled)
     blockStart += cut
     filled -= cut

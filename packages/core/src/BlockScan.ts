@@ -237,3 +237,62 @@ export const finder = (p: Prefilter, block: Uint8Array): (from: number) => numbe
     return first
   }
 }
+
+/** Line breaks in `buf[from, to)`. */
+export const countBreaks = (buf: Uint8Array, from: number, to: number): number => {
+  let n = 0
+  for (let at = buf.indexOf(10, from); at !== -1 && at < to; at = buf.indexOf(10, at + 1)) n++
+  return n
+}
+
+/**
+ * Lines in `buf[0, end)` (`end` a line start), where `buf` holds the body
+ * from byte `blockStart` and its first line is line `firstLine`: counted
+ * from the nearest checkpoint of the body's line index inside the block
+ * when there is one (`checkpoints[k]` is where line `k * every + 1`
+ * starts), else by counting breaks.
+ */
+export const linesBefore = (
+  index: { readonly every: number; readonly checkpoints: ReadonlyArray<number> },
+  buf: Uint8Array,
+  blockStart: number,
+  firstLine: number,
+  end: number
+): number => {
+  const absolute = blockStart + end
+  let lo = 0
+  let hi = index.checkpoints.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if (index.checkpoints[mid]! > absolute) hi = mid - 1
+    else lo = mid
+  }
+  const cp = index.checkpoints[lo]!
+  if (cp >= blockStart) return lo * index.every + 1 + countBreaks(buf, cp - blockStart, end) - firstLine
+  return countBreaks(buf, 0, end)
+}
+
+/**
+ * Visits each line of `block` (whole lines, its first one line `firstLine`)
+ * that holds one of the prefilter's needles, in order, with its number and
+ * its bounds (without the line break); `visit` returns false to stop.
+ */
+export const eachCandidate = (
+  p: Prefilter,
+  block: Uint8Array,
+  firstLine: number,
+  visit: (line: number, start: number, end: number) => boolean
+): void => {
+  const next = finder(p, block)
+  let counted = 0
+  let line = firstLine
+  for (let at = next(0); at !== -1;) {
+    const s = block.lastIndexOf(10, at) + 1
+    const br = block.indexOf(10, at)
+    const e = br === -1 ? block.length : br
+    line += countBreaks(block, counted, s)
+    counted = s
+    if (!visit(line, s, e)) return
+    at = e + 1 < block.length ? next(e + 1) : -1
+  }
+}

@@ -200,17 +200,6 @@ export const grep = (
         return !found.more && found.complete
       })
 
-    // Lines in buf[0, end), where `end` is a line start: from the nearest
-    // checkpoint inside the block when there is one, else by counting.
-    const linesIn = (end: number): number => {
-      const absolute = blockStart + end
-      let k = index.checkpoints.length - 1
-      while (k > 0 && index.checkpoints[k]! > absolute) k--
-      const cp = index.checkpoints[k]!
-      if (cp >= blockStart) return k * index.every + 1 + countBreaks(buf, cp - blockStart, end) - lineNo
-      return countBreaks(buf, 0, end)
-    }
-
     const firstByte = pos
     while (true) {
       if ((yield* Clock.currentTimeMillis) > deadline) {
@@ -267,25 +256,17 @@ export const grep = (
         go = yield* search(decode(block), (k) => lineNo + k)
       } else {
         // only the lines holding a literal can match
-        const next = Scan.finder(prefilter, block)
         const starts: Array<number> = []
         const parts: Array<string> = []
-        let counted = 0
-        let countedLines = lineNo
-        for (let at = next(0); at !== -1;) {
-          const s = block.lastIndexOf(10, at) + 1
-          const br = block.indexOf(10, at)
-          const e = br === -1 ? cut : br
-          countedLines += countBreaks(buf, counted, s)
-          counted = s
-          starts.push(countedLines)
-          parts.push(decode(block.subarray(s, e)))
-          at = e + 1 < cut ? next(e + 1) : -1
-        }
+        Scan.eachCandidate(prefilter, block, lineNo, (n, start, end) => {
+          starts.push(n)
+          parts.push(decode(block.subarray(start, end)))
+          return true
+        })
         if (parts.length > 0) go = yield* search(parts.join("\n"), (k) => starts[k]!)
       }
       if (!go) break
-      const blockLines = atEnd ? index.lines - lineNo + 1 : linesIn(cut)
+      const blockLines = atEnd ? index.lines - lineNo + 1 : Scan.linesBefore(index, buf, blockStart, lineNo, cut)
       lineNo += blockLines
       scan.scannedLines = lineNo - 1
       buf.copyWithin(0, cut, filled)
@@ -306,12 +287,3 @@ const countLines = (text: string): number => {
 
 const BLOCK = 1 << 20
 
-const countBreaks = (buf: Uint8Array, from: number, to: number): number => {
-  let n = 0
-  let at = buf.indexOf(10, from)
-  while (at !== -1 && at < to) {
-    n++
-    at = buf.indexOf(10, at + 1)
-  }
-  return n
-}
