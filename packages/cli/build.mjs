@@ -1,6 +1,7 @@
 // Bundles the command into one plain JavaScript file so it starts fast, then
 // records V8's code cache for it and for the run program by running each once
-// (`run -- true`), and for the MCP server by serving one short call: the bin
+// (the run program on an output too long for the short run, which hands it
+// over), and for the MCP server by serving one short call: the bin
 // hands that cache to V8, which then skips compiling what the cache holds. A
 // cache V8 rejects (another Node version) only costs the compile time.
 import { build } from "esbuild"
@@ -40,6 +41,8 @@ await bundle("dist/fastRead.js", "dist/read.cjs", ["bindings"])
 await bundle("dist/fastGrep.js", "dist/grep.cjs", ["bindings"])
 // The run program holds only what `spillway run` needs (see src/quickRun.ts).
 await bundle("dist/quickRun.js", "dist/run.cjs")
+// The short run holds no Effect: it starts the command and finishes a short output itself (see src/shortRun.ts).
+await bundle("dist/shortRun.js", "dist/short.cjs")
 await bundle("dist/mcp.js", "dist/mcp.cjs")
 // `spillway hook` runs before every shell command an agent runs: its bundle holds no Effect runtime (see src/hook.ts)
 await bundle("dist/hook.js", "dist/hook.cjs")
@@ -76,12 +79,14 @@ for (const agent of ["pi", "opencode"]) {
   })
 }
 
-// SPILLWAY_QUICK=0 hands the run to the whole command, so that run trains its cache
-for (const [name, quick] of [["run", "1"], ["spillway", "0"]]) {
+// The run program serves the outputs too long for the short run: it is trained on one. SPILLWAY_QUICK=0 hands the
+// run to the whole command, so that run trains its cache.
+const longOutput = [process.execPath, "-e", "process.stdout.write('line\\n'.repeat(5000))"]
+for (const [name, quick, command] of [["run", "1", longOutput], ["spillway", "0", ["true"]]]) {
   Fs.rmSync(`dist/${name}.cache`, { force: true })
   const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "spillway-build-"))
   try {
-    execFileSync(process.execPath, ["bin/spillway.cjs", "run", "--", "true"], {
+    execFileSync(process.execPath, ["bin/spillway.cjs", "run", "--", ...command], {
       env: { ...process.env, SPILLWAY_OUTPUT_DIR: scratch, SPILLWAY_WRITE_CODE_CACHE: "1", SPILLWAY_QUICK: quick },
       stdio: "ignore"
     })

@@ -57,6 +57,16 @@ function load(name) {
 
 // the run program takes only a command after -- or a line after -c: anything else is not loaded twice
 const runForm = process.argv[2] === "run" && !help && (process.argv.includes("--") || process.argv.includes("-c"))
-if (quick && runForm && load("run").tryQuickRun(process.argv.slice(2))) return
+if (quick && runForm) {
+  const args = process.argv.slice(2)
+  // the short run starts the command before Effect is loaded, and finishes it when its output is short; a long one
+  // goes on in the run program (see src/shortRun.ts)
+  const handOff = (started) => {
+    if (!load("run").continueRun(args, started)) load("spillway")
+  }
+  const taken = require("../dist/short.cjs").tryShortRun(args, process.env, handOff)
+  if (taken === "started") return
+  if (taken === "run" && load("run").tryQuickRun(args)) return
+}
 
 load("spillway")

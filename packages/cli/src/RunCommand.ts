@@ -9,18 +9,16 @@
  */
 import { Child, Secrets, Spill, Terminal } from "@spillway/core"
 import { NodeChild } from "@spillway/node"
+import type * as ChildPipes from "@spillway/node/ChildPipes"
 import { Effect, Option } from "effect"
 import { cliGrepHint, cliHint } from "./Hints.js"
 import * as OutputDir from "./OutputDir.js"
 import { Exit2, exitCode, OutputTag } from "./Output.js"
 import * as Parse from "./Parse.js"
+import { MAX_CHARS } from "./runArgs.js"
 
-/**
- * The range `--max-chars` takes: a preview's head and tail are held in
- * memory at four bytes a character each, and a preview past a million
- * characters serves no reader better than `spillway read`.
- */
-export const MAX_CHARS = { min: 400, max: 1_000_000 } as const
+/** The range `--max-chars` takes (see `runArgs`). */
+export { MAX_CHARS } from "./runArgs.js"
 
 /** Signals the running command's process group, while `spillway run` has one. */
 let running: ((signal: NodeJS.Signals) => void) | undefined
@@ -83,8 +81,14 @@ const forwardStdin = (child: Child.Running) =>
     return Effect.sync(finish)
   })
 
-/** Runs the command and prints what it kept; fails with `Exit2` for bad arguments and a command that cannot start. */
-export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOptions) =>
+/**
+ * Runs the command and prints what it kept; fails with `Exit2` for bad
+ * arguments and a command that cannot start. With `started`, the command
+ * was started already (by the short run, see `shortRun`, which found its
+ * output too long to finish itself and passes its stdin on): it goes on
+ * from what its pipes have queued.
+ */
+export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOptions, started?: ChildPipes.Started) =>
   Effect.gen(function*() {
     const out = yield* OutputTag
     if (Option.isSome(shell) === argv.length > 0) {
@@ -107,7 +111,7 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
     }
     const kept = yield* Effect.scoped(Effect.gen(function*() {
       const capture = yield* spill.capture({ command: Option.isSome(shell) ? shell.value : argv.join(" ") })
-      const child = yield* runner.start(
+      const child = yield* (started === undefined ? runner : NodeChild.adopt(started)).start(
         spec,
         capture.write,
         { killGraceMillis: KILL_GRACE_MILLIS, drainGraceMillis: DRAIN_GRACE_MILLIS }
@@ -115,7 +119,7 @@ export const runCommand = ({ argv, json, maxChars, shell, stdin = false }: RunOp
         Effect.catchTag("SpawnFailed", (e) => new Exit2({ status: 127, tag: "SpawnFailed", message: `${e.message}. Check the command's name and PATH.` }))
       )
       running = (signal) => Effect.runFork(child.signal(signal))
-      if (stdin) yield* Effect.forkScoped(forwardStdin(child))
+      if (stdin && started === undefined) yield* Effect.forkScoped(forwardStdin(child))
       const status = yield* child.exit.pipe(Effect.onInterrupt(() => child.terminate))
       running = undefined
       return yield* capture.finish(status.status)

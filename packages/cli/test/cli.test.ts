@@ -204,15 +204,19 @@ process.on("exit", () => fs.writeFileSync(process.env.TRACE, JSON.stringify(read
       const r = spawnSync(process.execPath, ["-r", preload, bin, ...args], {
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: Os.tmpdir(), SPILLWAY_OUTPUT_DIR: dir, TRACE: trace }
       })
-      expect(r.status).toBe(args.includes("x") ? 2 : 0)
+      expect(r.status).toBe(args.includes("x") || args.includes("9") ? 2 : 0)
       return (JSON.parse(Fs.readFileSync(trace, "utf8")) as Array<string>).filter((f) => f.endsWith(".cjs") && Path.basename(Path.dirname(f)) === "dist").map((f) => Path.basename(f))
     }
-    expect(loaded(["run", "--", "echo", "hi"])).toEqual(["run.cjs"])
+    // a short output is finished by the short run alone; a long one goes on in the run program
+    expect(loaded(["run", "--", "echo", "hi"])).toEqual(["short.cjs"])
     // the form an agent's hook rewrites every command to
-    expect(loaded(["run", "--stdin", "--", "bash", "-c", "echo hi"])).toEqual(["run.cjs"])
-    // help never takes the run program; a form it does not know is handed over once it has looked
+    expect(loaded(["run", "--stdin", "--", "bash", "-c", "echo hi"])).toEqual(["short.cjs"])
+    expect(loaded(["run", "--", "seq", "1", "5000"])).toEqual(["short.cjs", "run.cjs"])
+    // help never takes the run program; a form it does not know is handed over once it has looked, a common form
+    // the short run does not take on goes to the run program, which words its error
     expect(loaded(["run", "--help"])).toEqual(["spillway.cjs"])
-    expect(loaded(["run", "--max-chars", "x", "--", "true"])).toEqual(["run.cjs", "spillway.cjs"])
+    expect(loaded(["run", "--max-chars", "x", "--", "true"])).toEqual(["short.cjs", "spillway.cjs"])
+    expect(loaded(["run", "--max-chars", "9", "--", "true"])).toEqual(["short.cjs", "run.cjs"])
   })
 
   it("shows a failure from the middle of a long run, with a grep for the rest", () => {

@@ -6,4 +6,4 @@
  * @since 0.1.0
  */
 export { buildMasker, type Built, DEFAULT_MAX_HELD_BYTES, type Refusal } from "./internal/secrets/masker.js"
-export { knownValuesFromEnv } from "./internal/secrets/env.js"
+export { knownValuesFromEnv, skippedValuesFromEnv } from "./internal/secrets/env.js"

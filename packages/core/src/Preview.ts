@@ -11,6 +11,9 @@ import * as Salience from "./Salience.js"
 import { elide, type LineRange, splitLines } from "./Projection.js"
 import * as Utf8 from "./Utf8.js"
 
+/** Output up to this many characters (code points) is returned exactly as printed (`Spill.MAX_STDOUT_LEN`). */
+export const MAX_STDOUT_LEN = 2000
+
 /**
  * How a preview tells the reader to continue, given the saved file's name and
  * the first line not shown: how to read on, and how to search (left out when

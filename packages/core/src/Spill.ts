@@ -13,14 +13,14 @@ import { InvalidRequest, quote } from "./Errors.js"
 import * as Grep from "./Grep.js"
 import * as Capture from "./internal/capture.js"
 import * as Read from "./internal/read.js"
-import type * as Preview from "./Preview.js"
+import * as Preview from "./Preview.js"
 import * as Salience from "./Salience.js"
 import { checkFilename } from "./SpillName.js"
 import { SpillPolicy, type SpillPolicyRefused } from "./SpillPolicy.js"
 import * as Utf8 from "./Utf8.js"
 
 /** Output up to this many characters (code points) is returned exactly as printed. */
-export const MAX_STDOUT_LEN = 2000
+export const MAX_STDOUT_LEN = Preview.MAX_STDOUT_LEN
 
 /** What the model gets back for a command's output, with the facts behind it. */
 export interface KeptOutput {

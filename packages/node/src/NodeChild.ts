@@ -11,12 +11,9 @@
  */
 import { Child, Slabs } from "@spillway/core"
 import { Deferred, Duration, Effect, Layer, Option } from "effect"
-import * as ChildProcess from "node:child_process"
-import * as Fs from "node:fs"
 import * as Os from "node:os"
-import * as Path from "node:path"
 import type * as Stream from "node:stream"
-import * as PipeReader from "./internal/pipeReader.js"
+import * as ChildPipes from "./ChildPipes.js"
 import * as Spare from "./internal/spareShell.js"
 import * as Watchdog from "./internal/watchdog.js"
 
@@ -51,70 +48,26 @@ export interface Options {
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
-export const findExecutable = (command: string, path: string | undefined = process.env.PATH): string | undefined => {
-  const runnable = (file: string) => {
-    try {
-      return Fs.statSync(file).isFile()
-    } catch {
-      return false
-    }
-  }
-  if (command.includes("/")) return runnable(command) ? command : undefined
-  for (const dir of (path ?? "").split(":")) {
-    const file = Path.join(dir === "" ? "." : dir, command)
-    if (runnable(file)) return file
-  }
-  return undefined
-}
+export const findExecutable = ChildPipes.findExecutable
 
 const numbers = Os.constants.signals as unknown as Readonly<Record<string, number>>
 
 /** An exit status as a shell reports it, with this platform's signal numbers. */
 export const statusOf = (code: number | null, signal: string | null): Child.ExitStatus => Child.exitStatus(code, signal, numbers)
 
-/** A read from one of the pipes, with the pipe it came from. */
-interface Arrived extends PipeReader.Region {
-  readonly source: Child.Source
-}
-
-/** What the pipes have delivered that the consumer has not taken yet, and how the child stands. */
-interface Pipes {
-  queue: Array<Arrived>
-  queued: number
-  readers: Array<PipeReader.Reader>
-  /** Pipes still open (stdout, stderr). */
-  open: number
-  wake: (() => void) | undefined
-  exited: { code: number | null; signal: string | null } | undefined
-  /** When reading stops although a pipe is still open (the exit plus the drain grace), once the exit is seen. */
-  drainDeadline: number | undefined
-  /** Reads that arrived so far: a batch waits for more while this still grows from one turn of the event loop to the next. */
-  arrived: number
-  /** Whether the pipes were paused for a full queue. */
-  paused: boolean
-}
-
-const notify = (p: Pipes) => {
-  const w = p.wake
-  p.wake = undefined
-  w?.()
-}
-
 /**
- * Starts the child in a process group of its own, its pipes read into the
- * queue (see `PipeReader`), paused past `maxQueued`. The readers start in
- * the turn `spawn` returns in, so no early output or exit is missed.
+ * Starts the child in a process group of its own, its pipes read into a
+ * queue (see `ChildPipes`), or takes a spare shell for a shell line.
  */
 const spawn = (
   spec: Child.Spec,
   shown: string,
-  p: Pipes,
   maxQueued: number,
   pooled: boolean,
   watchdogGraceMillis: number | undefined,
   spares: Spare.Spares | undefined
 ) =>
-  Effect.async<ChildProcess.ChildProcess, Child.SpawnFailed>((resume) => {
+  Effect.async<ChildPipes.Started, Child.SpawnFailed>((resume) => {
     const merged = Child.mergedArgv(spec)
     const argv = watchdogGraceMillis === undefined ? merged : Watchdog.argv(merged, watchdogGraceMillis)
     // a spare shell stands in for `/bin/sh -c LINE` started as it would be: no stdin, directory or environment of its own
@@ -123,48 +76,27 @@ const spawn = (
       ? Spare.scriptOf(argv)
       : undefined
     const spare = script === undefined ? undefined : spares!.take(script)
-    const c = spare ?? ChildProcess.spawn(argv[0], argv.slice(1), {
+    const started = ChildPipes.open(argv, {
+      stdin: spec.stdin === "pipe" ? "pipe" : "ignore",
+      cwd: spec.cwd,
+      env: spec.env,
       // the watchdog's pipe is the fourth entry: only this process holds its other end
-      stdio: [spec.stdin === "pipe" ? "pipe" : "ignore", "pipe", "pipe", ...(watchdogGraceMillis === undefined ? [] : ["pipe" as const])],
-      detached: true,
-      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-      ...(spec.env !== undefined ? { env: { ...process.env, ...spec.env } } : {})
+      extraPipe: watchdogGraceMillis !== undefined,
+      maxQueuedBytes: maxQueued,
+      pooled,
+      started: spare
     })
-    const arrived = (source: Child.Source) => (region: PipeReader.Region): boolean => {
-      p.arrived++
-      p.queue.push({ slab: region.slab, bytes: region.bytes, source })
-      p.queued += region.bytes.length
-      notify(p)
-      if (p.queued < maxQueued) return true
-      p.paused = true
-      return false
-    }
-    const closed = (source: Child.Source) => (error?: Error) => {
-      // say so in the output itself rather than lose the rest silently
-      if (error !== undefined) {
-        arrived(source)({ slab: undefined, bytes: Buffer.from(`\n[spillway: reading the command's output failed: ${error.message}]\n`) })
-      }
-      p.open--
-      notify(p)
-    }
-    p.readers = ([[c.stdout!, 1], [c.stderr!, 2]] as const).map(([s, source]) =>
-      PipeReader.read(s, { arrived: arrived(source), closed: closed(source) }, { pooled })
-    )
-    c.stdin?.on("error", () => undefined)
-    c.once("exit", (code, signal) => {
-      p.exited = { code, signal }
-      notify(p)
-      // the next shell line finds a spare, started once this one has answered
-      if (script !== undefined) spares!.refill()
-    })
+    const c = started.child
+    // the next shell line finds a spare, started once this one has answered
+    if (script !== undefined) c.once("exit", () => spares!.refill())
     if (spare !== undefined) {
       // started already: its own errors from here on are the command's
       c.on("error", () => undefined)
-      resume(Effect.succeed(c))
+      resume(Effect.succeed(started))
       return
     }
     c.once("error", (e) => resume(Effect.fail(new Child.SpawnFailed({ command: shown, reason: e.message }))))
-    c.once("spawn", () => resume(Effect.succeed(c)))
+    c.once("spawn", () => resume(Effect.succeed(started)))
   })
 
 /** Most turns of the event loop a batch waits for more output while the pipes keep delivering. */
@@ -174,13 +106,13 @@ const GATHER_TURNS = 16
 interface Batch {
   readonly chunks: ReadonlyArray<Uint8Array>
   readonly sources: ReadonlyArray<Child.Source>
-  readonly regions: ReadonlyArray<PipeReader.Region>
+  readonly regions: ReadonlyArray<Slabs.Region>
 }
 
 const EMPTY: Batch = { chunks: [], sources: [], regions: [] }
 
 /** The reads as few views as they make, never joining two pipes' output: each run of one pipe's reads is viewed on its own. */
-const batchOf = (regions: ReadonlyArray<Arrived>): Batch => {
+const batchOf = (regions: ReadonlyArray<ChildPipes.Arrived>): Batch => {
   const chunks: Array<Uint8Array> = []
   const sources: Array<Child.Source> = []
   for (let from = 0; from < regions.length;) {
@@ -203,7 +135,7 @@ const batchOf = (regions: ReadonlyArray<Arrived>): Batch => {
  * loop to fill up, since every batch costs the consumer the same whatever
  * its size; a turn without new output gives at once what there is.
  */
-const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
+const take = (p: ChildPipes.Pipes, limits: { maxBatch: number; maxQueued: number; drainGraceMillis: number }) =>
   Effect.async<Batch>((resume) => {
     let timer: ReturnType<typeof setTimeout> | undefined
     let gathering: ReturnType<typeof setImmediate> | undefined
@@ -269,41 +201,42 @@ const take = (p: Pipes, limits: { maxBatch: number; maxQueued: number; drainGrac
   })
 
 /** The runner on Node. */
-export const make = (options: Options = {}, spares?: Spare.Spares): Child.Service => ({
+export const make = (options: Options = {}, spares?: Spare.Spares): Child.Service => runner(options, spares, undefined)
+
+/**
+ * The runner whose first `start` goes on with a child started already
+ * (`ChildPipes.open`, by a program that began before it loaded Effect),
+ * taking what its pipes have queued as the first output; its spec must be
+ * the one the child was started with, and says only how the child is
+ * named. Later starts start children of their own, as `make`'s.
+ */
+export const adopt = (started: ChildPipes.Started, options: Options = {}): Child.Service => runner(options, undefined, started)
+
+const runner = (options: Options, spares: Spare.Spares | undefined, adopted: ChildPipes.Started | undefined): Child.Service => ({
   start: (spec, onOutput, timing = {}) =>
     Effect.gen(function*() {
       const limits = {
-        maxQueued: options.maxQueuedBytes ?? 1024 * 1024,
+        maxQueued: options.maxQueuedBytes ?? ChildPipes.MAX_QUEUED_BYTES,
         maxBatch: options.maxBatchBytes ?? 1024 * 1024,
         drainGraceMillis: timing.drainGraceMillis ?? 2000
       }
       const killGrace = Duration.millis(timing.killGraceMillis ?? 3000)
       const shown = spec.shell === true ? spec.command : [spec.command, ...(spec.args ?? [])].join(" ")
       const watched = options.watchdog === true
+      const taken = adopted
+      adopted = undefined
       // a shell in front of the program reports a missing one as exit 127: it is refused here instead
-      if ((spec.mergeStderr === true || watched) && spec.shell !== true && findExecutable(spec.command) === undefined) {
+      if (taken === undefined && (spec.mergeStderr === true || watched) && spec.shell !== true && findExecutable(spec.command) === undefined) {
         return yield* new Child.SpawnFailed({ command: shown, reason: "not found (no such file, and not on PATH)" })
       }
-      const p: Pipes = {
-        queue: [],
-        queued: 0,
-        readers: [],
-        open: 2,
-        wake: undefined,
-        exited: undefined,
-        drainDeadline: undefined,
-        arrived: 0,
-        paused: false
-      }
-      const child = yield* spawn(
+      const { child, pipes: p } = taken ?? (yield* spawn(
         spec,
         shown,
-        p,
         limits.maxQueued,
         options.reuseBuffers !== false,
         watched ? Duration.toMillis(killGrace) : undefined,
         spares
-      )
+      ))
       const startMark = watched ? Watchdog.startMark(child.pid!) : undefined
       /** Tells the watchdog the child's end was seen, so it leaves without a signal. */
       const standDown = Effect.sync(() => {

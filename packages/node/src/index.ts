@@ -9,6 +9,7 @@ export * as NodeSpill from "./NodeSpill.js"
 /** Masking on a worker thread, for streams long enough to want a second core. */
 export * as NodeSecrets from "./NodeSecrets.js"
 /** Runs a child process and hands its merged output on in batches. */
+export * as ChildPipes from "./ChildPipes.js"
 export * as NodeChild from "./NodeChild.js"
 /** The tools wired for a host on Node in one layer: handlers, one store, the directory's cursor key, hints in the tools' names. */
 export * as NodeTools from "./NodeTools.js"

@@ -1,7 +1,7 @@
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Child } from "@spillway/core"
-import { NodeChild } from "@spillway/node"
+import { ChildPipes, NodeChild } from "@spillway/node"
 import { Effect, Exit, Fiber, Layer, Ref, Scope } from "effect"
 import * as Fs from "node:fs"
 
@@ -215,4 +215,28 @@ describe("Node", () => {
         Effect.sync(() => void batches.push(Buffer.from(chunk).toString())))
       expect(batches).toEqual(["first\n", "second\n"])
     }).pipe(Effect.provide(NodeChild.layer())))
+
+  it.live("adopts a child started without Effect: what its pipes queued comes first, then the rest, then its exit", () =>
+    Effect.gen(function*() {
+      // 3 MB: past the queue's 1 MiB, so the pipes pause before the runner takes over and resume after
+      const spec: Child.Spec = { command: "seq 1 400000; exit 3", shell: true, mergeStderr: true }
+      const started = ChildPipes.open(Child.mergedArgv(spec), { stdin: "ignore" })
+      yield* Effect.async<void>((resume) => {
+        const check = () => (started.pipes.paused ? resume(Effect.void) : void (started.pipes.wake = check))
+        check()
+      })
+      expect(started.pipes.queued).toBeGreaterThanOrEqual(1024 * 1024)
+      const runner = NodeChild.adopt(started)
+      let text = ""
+      const status = yield* Effect.scoped(Effect.flatMap(
+        runner.start(spec, (chunk) => Effect.sync(() => void (text += Buffer.from(chunk).toString("latin1")))),
+        (running) => running.exit
+      ))
+      expect(status).toEqual({ code: 3, signal: null, status: 3 })
+      expect(text).toBe(Array.from({ length: 400_000 }, (_, i) => `${i + 1}\n`).join(""))
+      // a later start starts a child of its own
+      const again = collect()
+      expect((yield* Effect.scoped(Effect.flatMap(runner.start({ command: "echo again", shell: true }, again.onOutput), (r) => r.exit))).status).toBe(0)
+      expect(again.text()).toBe("again\n")
+    }))
 })

@@ -14,7 +14,7 @@
  *
  * @internal
  */
-import { Slabs } from "@spillway/core"
+import * as Slabs from "@spillway/core/Slabs"
 import * as Net from "node:net"
 import type { Readable } from "node:stream"
 
