@@ -149,7 +149,8 @@ export const tryShortRun = (args: ReadonlyArray<string>, env: Record<string, str
     // the run program does not read stdin for a command it did not start: it is passed on here until the command ends
     if (pipes.exited !== undefined) stopStdin()
     else child.once("exit", stopStdin)
-    handOff(go)
+    // once the pipe's reader that told of this has paused or gone on: the run program may take from the queue at once
+    queueMicrotask(() => handOff(go))
   }
 
   /** The output, when the command ended with one shown whole: printed as the run program prints it, and the run is over. */
@@ -204,7 +205,7 @@ export const tryShortRun = (args: ReadonlyArray<string>, env: Record<string, str
 
   const check = (): void => {
     if (done) return
-    if (pipes.queued > keep || pipes.paused) return handOver(started)
+    if (pipes.queued > keep || pipes.queued >= ChildPipes.MAX_QUEUED_BYTES) return handOver(started)
     if (pipes.exited !== undefined) {
       if (pipes.open === 0 || (pipes.drainDeadline !== undefined && Date.now() >= pipes.drainDeadline)) {
         if (!finish()) handOver(started)

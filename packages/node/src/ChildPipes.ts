@@ -36,7 +36,7 @@ export interface Pipes {
   drainDeadline: number | undefined
   /** Reads that arrived so far: a batch waits for more while this still grows from one turn of the event loop to the next. */
   arrived: number
-  /** Whether the pipes were paused for a full queue. */
+  /** Whether the pipes were paused for a full queue (set once the read that filled it has been heard of). */
   paused: boolean
 }
 
@@ -119,11 +119,12 @@ export const open = (argv: readonly [string, ...Array<string>], options: OpenOpt
     p.arrived++
     p.queue.push({ slab: region.slab, bytes: region.bytes, source })
     p.queued += region.bytes.length
-    // paused before the consumer hears of it, so that one waiting for the pause sees it
-    const more = p.queued < maxQueued
-    if (!more) p.paused = true
+    // the consumer hears of it first, and may take from the queue at once; the pause is set after, since the
+    // reader pauses only once this returns (a consumer waiting for a full queue looks at `queued`)
     notify(p)
-    return more
+    if (p.queued < maxQueued) return true
+    p.paused = true
+    return false
   }
   const closed = (source: Source) => (error?: Error) => {
     // say so in the output itself rather than lose the rest silently

@@ -1,6 +1,6 @@
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Child } from "@spillway/core"
+import { Child, Slabs } from "@spillway/core"
 import { ChildPipes, NodeChild } from "@spillway/node"
 import { Effect, Exit, Fiber, Layer, Ref, Scope } from "effect"
 import * as Fs from "node:fs"
@@ -222,10 +222,12 @@ describe("Node", () => {
       const spec: Child.Spec = { command: "seq 1 400000; exit 3", shell: true, mergeStderr: true }
       const started = ChildPipes.open(Child.mergedArgv(spec), { stdin: "ignore" })
       yield* Effect.async<void>((resume) => {
-        const check = () => (started.pipes.paused ? resume(Effect.void) : void (started.pipes.wake = check))
+        const check = () => (started.pipes.queued >= ChildPipes.MAX_QUEUED_BYTES ? resume(Effect.void) : void (started.pipes.wake = check))
         check()
       })
-      expect(started.pipes.queued).toBeGreaterThanOrEqual(1024 * 1024)
+      // the reader that filled the queue has paused by the next turn
+      yield* Effect.promise(() => new Promise((r) => setImmediate(r)))
+      expect(started.pipes.paused).toBe(true)
       const runner = NodeChild.adopt(started)
       let text = ""
       const status = yield* Effect.scoped(Effect.flatMap(
@@ -239,4 +241,35 @@ describe("Node", () => {
       expect((yield* Effect.scoped(Effect.flatMap(runner.start({ command: "echo again", shell: true }, again.onOutput), (r) => r.exit))).status).toBe(0)
       expect(again.text()).toBe("again\n")
     }))
+
+  it("ChildPipes: a consumer that takes the queue as soon as it hears of a read never leaves the pipes paused", async () => {
+    // every read fills this small queue: the consumer empties it inside the notice, before the reader would pause
+    const started = ChildPipes.open(Child.mergedArgv({ command: "head -c 20000000 /dev/zero", shell: true, mergeStderr: true }), {
+      stdin: "ignore",
+      maxQueuedBytes: 64 * 1024
+    })
+    const p = started.pipes
+    let total = 0
+    const ended = new Promise<void>((resolve) => {
+      const drain = () => {
+        for (const region of p.queue) {
+          total += region.bytes.length
+          Slabs.giveBack(region)
+        }
+        p.queue = []
+        p.queued = 0
+        if (p.paused) {
+          p.paused = false
+          for (const reader of p.readers) reader.resume()
+        }
+        if (p.open === 0 && p.exited !== undefined) return resolve()
+        p.wake = drain
+      }
+      p.wake = drain
+    })
+    const stalled = new Promise<string>((resolve) => setTimeout(() => resolve("stalled"), 20_000).unref())
+    expect(await Promise.race([ended.then(() => "ended"), stalled])).toBe("ended")
+    expect(total).toBe(20_000_000)
+    for (const reader of p.readers) reader.destroy()
+  }, 30_000)
 })
