@@ -23,7 +23,7 @@ const bundle = (entry, outfile, external = ["better-sqlite3"]) =>
     platform: "node",
     format: "cjs",
     target: "node20",
-    minify: process.env.NO_MINIFY !== "1",
+    minify: true,
     legalComments: "none",
     external,
     // a package's ES module build where it has one: jsonc-parser's main file is a UMD module whose inner
