@@ -138,8 +138,13 @@ const slabRecycle = (bytes: Uint8Array): void => {
 }
 /** A part is split where a slab ends, unless the slab has less room than this left (or than the part), when the next slab takes it. */
 const MIN_PIECE = 64 * 1024
-/** Free slabs kept: as many as the queue holds, so a flood that the store keeps up with allocates no more. */
-const SPARE_SLABS = Math.ceil(QUEUED_BYTES / LARGE_SLAB)
+/**
+ * Free slabs kept: as many as the queue holds, and the one the masker fills
+ * meanwhile, so a flood allocates three slabs in all (with one fewer, it
+ * dropped and made again eight over 1 GiB, whose memory lingered until
+ * collected and moved a run's peak by several MiB).
+ */
+const SPARE_SLABS = Math.ceil(QUEUED_BYTES / LARGE_SLAB) + 1
 /** The room a queued part takes: its length, no more than all of it. */
 const weight = (part: Uint8Array): number => Math.min(part.length, QUEUED_BYTES)
 
