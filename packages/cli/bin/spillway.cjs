@@ -57,8 +57,6 @@ function load(name) {
   }
   const mod = { exports: {} }
   script.runInThisContext()(mod.exports, Module.createRequire(filename), mod, filename, path.dirname(filename))
-  // A command's young generation has grown as far as loading it needed; V8 would go on doubling it (to 32 MiB)
-  // under a flood of output, which the command's short-lived objects never need. The servers keep V8's default.
   return mod.exports
 }
 
