@@ -1,9 +1,11 @@
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, vi } from "@effect/vitest"
 import { Child, Slabs } from "@spillway/core"
 import { ChildPipes, NodeChild } from "@spillway/node"
 import { Effect, Exit, Fiber, Layer, Ref, Scope } from "effect"
 import * as Fs from "node:fs"
+
+const realAllocUnsafe = Buffer.allocUnsafe
 
 const collect = () => {
   let out = ""
@@ -198,6 +200,28 @@ describe("Node", () => {
       for (let i = 0; i < lines.length - 1; i += 997) expect(lines[i]).toBe(String(i + 1))
       // 20 MB of output through a handful of 1 MiB buffers, not a new one per read
       expect(buffers.size).toBeLessThanOrEqual(8)
+    }).pipe(Effect.provide(NodeChild.layer())))
+
+  it.live("reads a short output to its end within its first small buffer: no large one is made for the read that finds the end", () =>
+    Effect.gen(function*() {
+      const made: Array<number> = []
+      const allocUnsafe = vi.spyOn(Buffer, "allocUnsafe").mockImplementation(function(this: unknown, size: number) {
+        made.push(size)
+        return realAllocUnsafe.call(Buffer, size)
+      })
+      try {
+        for (let i = 0; i < 20; i++) {
+          const out = collect()
+          expect((yield* Child.run({ command: "printf 'hi %s\\n' " + i, shell: true }, out.onOutput)).status).toBe(0)
+          expect(out.text()).toBe(`hi ${i}\n`)
+        }
+        expect(made.filter((size) => size >= 1024 * 1024)).toEqual([])
+        // a flood still reads into large buffers (the spy sees them)
+        yield* Child.run({ command: "head", args: ["-c", "4000000", "/dev/zero"] }, () => Effect.void)
+        expect(made.filter((size) => size >= 1024 * 1024).length).toBeGreaterThan(0)
+      } finally {
+        allocUnsafe.mockRestore()
+      }
     }).pipe(Effect.provide(NodeChild.layer())))
 
   it.live("gathers a flood into large batches, and hands a trickle on as it comes", () =>

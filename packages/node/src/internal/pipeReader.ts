@@ -97,6 +97,7 @@ export const read = (socket: Readable, sink: Sink, options: { readonly pooled?: 
     }
   })
   let closed = false
+  let received = 0
   const close = (error?: Error) => {
     if (closed) return
     closed = true
@@ -107,8 +108,13 @@ export const read = (socket: Readable, sink: Sink, options: { readonly pooled?: 
     readable: true,
     writable: false,
     onread: {
-      buffer: () => slabs.free(MIN_READ),
-      callback: (nread: number) => sink.arrived(slabs.claim(nread))
+      // until the first slab is full, a read takes what is left of it: the read that finds the end of a short
+      // output's pipe (libuv asks for room before every read) then costs no large slab
+      buffer: () => slabs.free(received < FIRST_SLAB ? 1 : MIN_READ),
+      callback: (nread: number) => {
+        received += nread
+        return sink.arrived(slabs.claim(nread))
+      }
     }
   } as Net.SocketConstructorOpts)
   reader.on("error", (e) => close(e))
