@@ -25,11 +25,11 @@ const collect = (child: ChildProcess.ChildProcess): Promise<Ran> =>
 
 /** A spare, asked for and waited for. */
 const ready = async (spares: Spare.Spares, script: string): Promise<ChildProcess.ChildProcess> => {
-  spares.refill()
   for (let i = 0; i < 200; i++) {
+    spares.refill()
+    await new Promise((r) => setTimeout(r, 10))
     const child = spares.take(script)
     if (child !== undefined) return child
-    await new Promise((r) => setTimeout(r, 10))
   }
   throw new Error("no spare shell became ready within 2 s")
 }
@@ -115,6 +115,23 @@ describe("a spare shell", () => {
     for (let i = 0; i < 200 && alive(held!); i++) await new Promise((r) => setTimeout(r, 10))
     expect(alive(held!)).toBe(false)
     expect(spares.take("echo hi")).toBeUndefined()
+  })
+
+  it("is not started inside a line that came before it: the refill waits for that line's end", async () => {
+    const spares = Spare.make()
+    try {
+      const before = new Set(listSpares())
+      spares.refill()
+      // a line right after the last one's end: no spare is ready, and the one due is not started under it
+      expect(spares.take("echo now")).toBeUndefined()
+      await new Promise((r) => setTimeout(r, 100))
+      expect(listSpares().filter((pid) => !before.has(pid))).toEqual([])
+      // that line's end asks again, and a spare is started
+      const child = await ready(spares, "echo later")
+      expect((await collect(child)).out).toBe("later\n")
+    } finally {
+      spares.close()
+    }
   })
 
   it("ends when the process that started it dies without a word", async () => {

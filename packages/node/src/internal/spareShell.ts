@@ -32,7 +32,9 @@ export const SPARE_SCRIPT = "__spillway_s=; while IFS= read -r __spillway_l; do 
 export interface Spares {
   /**
    * A started shell that runs `script`, when a spare is ready (its script
-   * already written and its stdin closed); undefined to start one as usual.
+   * already written and its stdin closed); undefined to start one as usual,
+   * and a spare due to start is then not started until `refill` is called
+   * again (when that command ends).
    */
   readonly take: (script: string) => ChildProcess.ChildProcess | undefined
   /**
@@ -106,7 +108,15 @@ export const make = (): Spares => {
     take: (script) => {
       const child = spare
       const usable = child !== undefined && ready && child.exitCode === null && child.signalCode === null && child.pid !== undefined
-      if (!usable) return undefined
+      if (!usable) {
+        // a line that came before the spare was started (a call right after the last one) starts its own shell; a spare
+        // started now would hold up the event loop inside that line's call: the refill waits for the line's end
+        if (starting !== undefined) {
+          clearTimeout(starting)
+          starting = undefined
+        }
+        return undefined
+      }
       spare = undefined
       ready = false
       // the command it becomes keeps the server alive as any child does
