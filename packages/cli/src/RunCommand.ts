@@ -16,6 +16,7 @@ import * as OutputDir from "./OutputDir.js"
 import { Exit2, exitCode, OutputTag } from "./Output.js"
 import * as Parse from "./Parse.js"
 import { MAX_CHARS } from "./runArgs.js"
+import * as StdinForward from "./stdinForward.js"
 
 /** The range `--max-chars` takes (see `runArgs`). */
 export { MAX_CHARS } from "./runArgs.js"
@@ -61,24 +62,11 @@ export interface RunOptions {
  */
 const forwardStdin = (child: Child.Running) =>
   Effect.async<void>((resume) => {
-    const input = process.stdin
-    let done = false
-    const finish = () => {
-      if (done) return
-      done = true
-      input.removeListener("data", onData)
-      input.destroy()
-      resume(Effect.void)
-    }
-    const close = () => void Effect.runPromise(child.closeStdin).then(finish, finish)
-    const onData = (chunk: Buffer) => {
-      input.pause()
-      Effect.runPromise(child.writeStdin(chunk)).then((open) => open ? input.resume() : finish(), finish)
-    }
-    input.on("data", onData)
-    input.once("end", close)
-    input.once("error", close)
-    return Effect.sync(finish)
+    const stop = StdinForward.forward({
+      write: (chunk, next) => void Effect.runPromise(child.writeStdin(chunk)).then(next, () => next(false)),
+      close: (done) => void Effect.runPromise(child.closeStdin).then(done, done)
+    }, () => resume(Effect.void))
+    return Effect.sync(stop)
   })
 
 /**

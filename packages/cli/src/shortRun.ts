@@ -27,6 +27,7 @@ import type * as ChildProcess from "node:child_process"
 import * as Os from "node:os"
 import * as OutputDir from "./OutputDir.js"
 import { MAX_CHARS, parseRun } from "./runArgs.js"
+import * as StdinForward from "./stdinForward.js"
 
 /**
  * Goes on with a command this run started (its output too long to show
@@ -52,29 +53,15 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const
  * end; the returned function stops reading.
  */
 const forwardStdin = (child: ChildProcess.ChildProcess): (() => void) => {
-  const input = process.stdin
   const target = child.stdin
-  let done = false
-  const finish = () => {
-    if (done) return
-    done = true
-    input.removeListener("data", onData)
-    input.destroy()
-  }
   const open = () => target !== null && !target.destroyed && !target.writableEnded
-  const close = () => {
-    if (open()) target!.end()
-    finish()
-  }
-  const onData = (chunk: Buffer) => {
-    if (!open()) return finish()
-    input.pause()
-    target!.write(chunk, () => (open() ? input.resume() : finish()))
-  }
-  input.on("data", onData)
-  input.once("end", close)
-  input.once("error", close)
-  return finish
+  return StdinForward.forward({
+    write: (chunk, next) => (open() ? target!.write(chunk, () => next(open())) : next(false)),
+    close: (done) => {
+      if (open()) target!.end()
+      done()
+    }
+  })
 }
 
 /**
