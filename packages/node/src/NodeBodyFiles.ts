@@ -62,6 +62,24 @@ const folderOf = (root: string, name: string, makeFolders: boolean): string | un
   return dir
 }
 
+/** A callback of `node:fs` as an effect: its error fails it, as it is. */
+const call = <A>(start: (done: (e: NodeJS.ErrnoException | null, value?: A) => void) => void): Effect.Effect<A, NodeJS.ErrnoException> =>
+  Effect.async<A, NodeJS.ErrnoException>((resume) => {
+    start((e, value) => resume(e !== null ? Effect.fail(e) : Effect.succeed(value as A)))
+  })
+
+/** Writes all of `bytes` at the file's end, on the thread pool, as many writes as that takes. */
+const writeAll = (fd: number, bytes: Uint8Array): Effect.Effect<void, NodeJS.ErrnoException> =>
+  Effect.async<void, NodeJS.ErrnoException>((resume) => {
+    const from = (at: number) =>
+      Fs.write(fd, bytes, at, bytes.length - at, null, (e, n) => {
+        if (e !== null) return resume(Effect.fail(e))
+        if (at + n < bytes.length) return from(at + n)
+        resume(Effect.void)
+      })
+    from(0)
+  })
+
 /** A new body: an exclusive temporary file published by a hard link, or (visible) the body's own name from the start. */
 const create = (root: string, prepare: () => void): BodyFiles.Service["create"] => (name, visibility) =>
   Effect.gen(function*() {
@@ -79,42 +97,33 @@ const create = (root: string, prepare: () => void): BodyFiles.Service["create"] 
       ? final
       : Path.join(folder, `.tmp-${process.pid}-${Math.floor(Math.random() * 0xffffffff).toString(16)}-${base}`)
     let committed = false
-    const handle = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => Fs.promises.open(target, "wx", 0o600), catch: failed("create", name) }),
-      (h) =>
-        Effect.promise(async () => {
-          await h.close().catch(() => undefined)
-          if (!committed || visibility === "on-commit") await Fs.promises.rm(target, { force: true }).catch(() => undefined)
-        })
+    // callbacks, not `fs/promises`: a promise per write costs a flood of output processor time, and loading that
+    // module costs every long output's first write some 15 ms
+    const fd = yield* Effect.acquireRelease(
+      call<number>((done) => Fs.open(target, "wx", 0o600, done)).pipe(Effect.mapError(failed("create", name))),
+      (fd) =>
+        Effect.zipRight(
+          Effect.ignore(call<void>((done) => Fs.close(fd, done))),
+          !committed || visibility === "on-commit" ? Effect.ignore(call<void>((done) => Fs.rm(target, { force: true }, done))) : Effect.void
+        )
     )
     return {
       name,
-      write: (bytes) =>
-        Effect.tryPromise({
-          try: async () => {
-            let at = 0
-            while (at < bytes.length) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten
-          },
-          catch: failed("write", name)
-        }),
-      commit: Effect.tryPromise({
-        try: async () => {
-          if (visibility === "on-commit") {
-            try {
-              await Fs.promises.link(target, final)
-            } catch (e) {
-              if ((e as NodeJS.ErrnoException).code === "EEXIST") {
-                throw new Errors.StoreFailed({ operation: `save ${name}`, reason: "a body with that name exists; bodies are never replaced" })
-              }
-              throw e
+      write: (bytes) => writeAll(fd, bytes).pipe(Effect.mapError(failed("write", name))),
+      commit: Effect.gen(function*() {
+        if (visibility === "on-commit") {
+          const linked = yield* Effect.either(call<void>((done) => Fs.link(target, final, done)))
+          if (linked._tag === "Left") {
+            if ((linked.left as NodeJS.ErrnoException).code === "EEXIST") {
+              return yield* new Errors.StoreFailed({ operation: `save ${name}`, reason: "a body with that name exists; bodies are never replaced" })
             }
-            // one link only: a published body is refused while its temporary name still points at it
-            await Fs.promises.rm(target, { force: true })
+            return yield* Effect.fail(linked.left)
           }
-          committed = true
-        },
-        catch: failed("save", name)
-      })
+          // one link only: a published body is refused while its temporary name still points at it
+          yield* call<void>((done) => Fs.rm(target, { force: true }, done))
+        }
+        committed = true
+      }).pipe(Effect.mapError(failed("save", name)))
     } satisfies BodyFiles.Sink
   })
 
@@ -239,7 +248,7 @@ export const make = (directory: string): BodyFiles.Service => {
       yield* check(name)
       const folder = yield* Effect.try({ try: () => folderOf(root, name, false), catch: failed("remove", name) })
       if (folder === undefined) return
-      yield* Effect.tryPromise({ try: () => Fs.promises.rm(Path.join(folder, Path.basename(name)), { force: true }), catch: failed("remove", name) })
+      yield* call<void>((done) => Fs.rm(Path.join(folder, Path.basename(name)), { force: true }, done)).pipe(Effect.mapError(failed("remove", name)))
     })
   return { location: root, create: create(root, prepare), open: open(root), remove, sweepDebris: sweepDebris(root) }
 }
