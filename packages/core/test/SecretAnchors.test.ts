@@ -20,6 +20,22 @@ const naive = (bytes: Uint8Array, anchors: ReadonlyArray<{ text: string; ignoreC
 
 const alphabet = "abcKEYkey=_-:0123456789 \n"
 
+/**
+ * What a scan finds, both ways it can run: a new scan looks at a short input
+ * byte by byte, and one whose tables are built (as after a long input)
+ * through the tables, in JavaScript or the byte kernel; the two must agree.
+ */
+const bothWays = (anchors: ReadonlyArray<{ text: string; ignoreCase: boolean }>, bytes: Uint8Array) => {
+  const small: Array<string> = []
+  makeAnchorScan(anchors)(bytes, (anchor, position) => small.push(`${anchor}@${position}`))
+  const tabled = makeAnchorScan(anchors)
+  // asking for its multiplier builds its tables
+  multiplierOf(tabled)
+  const found: Array<string> = []
+  tabled(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
+  return { small: small.sort(), tabled: found.sort() }
+}
+
 describe("anchor scan", () => {
   it.prop("finds every anchor occurrence once, at any offset in memory", [
     fc.array(
@@ -36,9 +52,9 @@ describe("anchor scan", () => {
     const backing = new Uint8Array(text.length + shift)
     for (let i = 0; i < text.length; i++) backing[shift + i] = text.charCodeAt(i)
     const bytes = backing.subarray(shift)
-    const found: Array<string> = []
-    makeAnchorScan(anchors)(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
-    expect(found.sort()).toEqual(naive(bytes, anchors))
+    const { small, tabled } = bothWays(anchors, bytes)
+    expect(tabled).toEqual(naive(bytes, anchors))
+    expect(small).toEqual(tabled)
   }, { fastCheck: { numRuns: 500 } })
 
   it.prop("finds anchors planted at the start, the end and every alignment", [
@@ -53,10 +69,26 @@ describe("anchor scan", () => {
     const backing = new Uint8Array(text.length + shift)
     for (let i = 0; i < text.length; i++) backing[shift + i] = text.charCodeAt(i)
     const bytes = backing.subarray(shift)
-    const found: Array<string> = []
-    makeAnchorScan(anchors)(bytes, (anchor, position) => found.push(`${anchor}@${position}`))
-    expect(found.sort()).toEqual(naive(bytes, anchors))
+    const { small, tabled } = bothWays(anchors, bytes)
+    expect(tabled).toEqual(naive(bytes, anchors))
+    expect(small).toEqual(tabled)
   }, { fastCheck: { numRuns: 1000 } })
+
+  it("finds the same in a short input before and after a long one built its tables", () => {
+    const anchors = [{ text: "key=", ignoreCase: true }, { text: "ab", ignoreCase: false }]
+    const scan = makeAnchorScan(anchors)
+    const found = (bytes: Uint8Array) => {
+      const out: Array<string> = []
+      scan(bytes, (anchor, position) => out.push(`${anchor}@${position}`))
+      return out.sort()
+    }
+    const short = new TextEncoder().encode("x KEY=1 ab ".repeat(100))
+    expect(found(short)).toEqual(naive(short, anchors))
+    // a scan of more than 16 KiB builds the tables; the short input is then scanned through them, with the same findings
+    const long = new TextEncoder().encode("x KEY=1 ab ".repeat(2000))
+    expect(found(long)).toEqual(naive(long, anchors))
+    expect(found(short)).toEqual(naive(short, anchors))
+  })
 
   it("keys an anchor by windows without a space when it has them: a space joins common words (`compiling packages` holds `ng p`)", () => {
     for (const anchor of ["Floating point", "Segmentation fault", "Permission denied", "multiple definition", "undefined symbol", "No space left"]) {

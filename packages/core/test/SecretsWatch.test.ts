@@ -36,3 +36,36 @@ describe("Masker.stream watch", () => {
     expect(marks).toEqual(occurrences(output, literals))
   }, { fastCheck: { numRuns: 200 } })
 })
+
+describe("maskers sharing engines", () => {
+  const samples = [
+    "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB in a log line",
+    "AWS key AKIAIOSFODNN7EXAMPLE and secret=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "error: FAIL at step 3",
+    "password: correct-horse-battery-staple",
+    "plain words, nothing to hide",
+    "\n"
+  ]
+  // a new array of the same rules: maskers over it share nothing with the ones over the default array
+  const apart = [...Secrets.defaultRules]
+
+  it.prop("a masker whose known values were first used by a watched stream masks exactly as one built apart", [
+    fc.array(fc.constantFrom(...samples, "KNOWN"), { minLength: 1, maxLength: 20 }),
+    fc.string({ minLength: 12, maxLength: 24, unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789") })
+  ], ([parts, known]) => {
+    const value = `k-${known}`
+    const text = parts.join(" ").replaceAll("KNOWN", value)
+    // the first masker of these known values builds the engine that reports watched literals ...
+    const first = Secrets.unsafeMakeMasker({ knownValues: [value] })
+    const watched = first.stream({ literals: ["error", "FAIL"], onMark: () => undefined })
+    const streamed = Buffer.concat([watched.push(Buffer.from(text)), watched.end()]).toString()
+    // ... which the next one's plain masking then uses
+    const next = Secrets.unsafeMakeMasker({ knownValues: [value] })
+    const alone = Secrets.unsafeMakeMasker({ knownValues: [value], rules: apart })
+    const expected = alone.maskText(text)
+    expect(next.maskText(text)).toBe(expected)
+    expect(first.maskText(text)).toBe(expected)
+    expect(streamed).toBe(expected)
+    expect(expected.includes(value)).toBe(false)
+  }, { fastCheck: { numRuns: 40 } })
+})

@@ -429,6 +429,10 @@ interface Tables {
   collector: Kernel.Collector | null | undefined
 }
 
+/** An anchor's bytes, lowercased when it ignores case. */
+const patternOf = (spec: AnchorSpec): Uint8Array =>
+  Uint8Array.from(spec.ignoreCase ? spec.text.toLowerCase() : spec.text, (c) => c.charCodeAt(0) & 0xff)
+
 /** Keys `specs` into `keys`, their bytes into `patterns` and `folded`, numbered from `first`. */
 const keySpecs = (
   keys: Keys,
@@ -438,8 +442,7 @@ const keySpecs = (
   first: number
 ): void => {
   specs.forEach((spec, index) => {
-    const text = spec.ignoreCase ? spec.text.toLowerCase() : spec.text
-    const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
+    const bytes = patternOf(spec)
     patterns.push(bytes)
     folded.push(spec.ignoreCase)
     keyAnchor(keys, spec, bytes, first + index)
@@ -510,8 +513,62 @@ const scanOver = (tables: Tables): AnchorScan => {
 
 const tablesOfScan = (scan: AnchorScan): Tables => (scan as AnchorScan & { readonly tables: Tables }).tables
 
-/** Builds a scan for the anchors in `specs`; an anchor's index in `specs` is the one `visit` gets. */
-export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => scanOver(makeTables(specs))
+/**
+ * Inputs up to this many bytes are scanned without the tables while they
+ * are not built: building them costs 10-20 ms at start-up (before their
+ * code is optimized), looking at each byte's anchors a few microseconds a
+ * KiB, so a program that masks only a short output never builds them.
+ */
+const SMALL_SCAN_BYTES = 16 * 1024
+
+/** The anchors by their first byte (both cases of a letter of one that ignores case), for scans of short inputs. */
+interface Small {
+  readonly patterns: ReadonlyArray<Uint8Array>
+  readonly folded: ReadonlyArray<boolean>
+  readonly byFirst: ReadonlyArray<ReadonlyArray<number> | undefined>
+}
+
+const smallOf = (specs: ReadonlyArray<AnchorSpec>): Small => {
+  const patterns: Array<Uint8Array> = []
+  const folded: Array<boolean> = []
+  const byFirst: Array<Array<number> | undefined> = new Array(256)
+  specs.forEach((spec, anchor) => {
+    const bytes = patternOf(spec)
+    patterns.push(bytes)
+    folded.push(spec.ignoreCase)
+    // an anchor of one byte is never keyed, so never found (see `keyAnchor`)
+    if (bytes.length < 2) return
+    for (const first of variantsOf(spec, bytes[0])) (byFirst[first] ??= []).push(anchor)
+  })
+  return { patterns, folded, byFirst }
+}
+
+/** Every anchor occurrence in `bytes`, found by trying at each byte the anchors that start with it. */
+const scanSmall = (small: Small, bytes: Uint8Array, visit: (anchor: number, position: number) => void): void => {
+  const pass = { bytes, patterns: small.patterns, folded: small.folded }
+  for (let i = 0; i + 1 < bytes.length; i++) {
+    const list = small.byFirst[bytes[i]]
+    if (list === undefined) continue
+    for (const anchor of list) if (matches(pass, anchor, i)) visit(anchor, i)
+  }
+}
+
+/**
+ * Builds a scan for the anchors in `specs`; an anchor's index in `specs` is
+ * the one `visit` gets. Its tables are built at the first scan of more than
+ * `SMALL_SCAN_BYTES` (or when another scan is made from them); shorter
+ * inputs until then are scanned byte by byte, with the same findings.
+ */
+export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
+  let over: AnchorScan | undefined
+  let small: Small | undefined
+  const built = (): AnchorScan => over ??= scanOver(makeTables(specs))
+  const run: AnchorScan = (bytes, visit) => {
+    if (over === undefined && bytes.length <= SMALL_SCAN_BYTES) return scanSmall(small ??= smallOf(specs), bytes, visit)
+    built()(bytes, visit)
+  }
+  return Object.defineProperty(run, "tables", { get: () => tablesOfScan(built()) })
+}
 
 /** How many anchors a scan looks for. */
 export const anchorCount = (scan: AnchorScan): number => tablesOfScan(scan).patterns.length
@@ -607,7 +664,7 @@ interface Pass {
 }
 
 /** Whether anchor `anchor` occurs at `position`. */
-const matches = (pass: Pass, anchor: number, position: number): boolean => {
+const matches = (pass: Pick<Pass, "bytes" | "patterns" | "folded">, anchor: number, position: number): boolean => {
   const bytes = pass.bytes
   const pattern = pass.patterns[anchor]
   const length = pattern.length

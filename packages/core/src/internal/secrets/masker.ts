@@ -26,22 +26,44 @@ export type Built =
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-const engines = new WeakMap<ReadonlyArray<SecretRule>, Engine>()
-/** Most engines with watched literals kept for one set of rules. */
+/**
+ * The engines of one set of rules and known values: the plain one, and
+ * those that also report watched literals, by the literals. Building an
+ * engine costs more than masking megabytes (some 10-20 ms at start-up,
+ * before its code is optimized), so the maskers of one program share them:
+ * `spillway run` masks a long output, the command line it records and
+ * what it prints with one engine, where it built three.
+ */
+interface Family {
+  plain: Engine | undefined
+  readonly watching: Map<string, Engine>
+}
+/** Most sets of known values whose engines are kept for one set of rules (the newest); most watching engines kept for one set. */
+const MAX_FAMILIES = 4
 const MAX_WATCHING = 8
-/** Engines that also report watched literals, for maskers without known values: by rules, then by the literals. */
-const watchingEngines = new WeakMap<ReadonlyArray<SecretRule>, Map<string, Engine>>()
+const families = new WeakMap<ReadonlyArray<SecretRule>, Map<string, Family>>()
 
 const normalize = (value: string | KnownValue): KnownValue | { readonly name: undefined; readonly value: string } =>
   typeof value === "string" ? { name: undefined, value } : value
 
-const sharedWatching = (rules: ReadonlyArray<SecretRule>): Map<string, Engine> => {
-  let map = watchingEngines.get(rules)
-  if (map === undefined) {
-    map = new Map()
-    watchingEngines.set(rules, map)
+/** The engines of `rules` and `literals`, made empty the first time (in this process only: nothing of it is written anywhere). */
+const familyOf = (rules: ReadonlyArray<SecretRule>, literals: ReadonlyArray<Literal>): Family => {
+  let byLiterals = families.get(rules)
+  if (byLiterals === undefined) {
+    byLiterals = new Map()
+    families.set(rules, byLiterals)
   }
-  return map
+  const key = literals.map((l) => `${l.at}${l.ignoreCase === true ? "i" : ""}:${l.text}`).join("\u0000")
+  let family = byLiterals.get(key)
+  if (family !== undefined) {
+    // the newest used stays longest
+    byLiterals.delete(key)
+  } else {
+    family = { plain: undefined, watching: new Map() }
+    if (byLiterals.size >= MAX_FAMILIES) byLiterals.delete(byLiterals.keys().next().value!)
+  }
+  byLiterals.set(key, family)
+  return family
 }
 
 /** Builds a masker, or says which known value was refused and why. */
@@ -55,39 +77,36 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
     literals.push(...knownValueForms(value))
   }
 
-  let engine: Engine
-  if (literals.length === 0) {
-    engine = engines.get(rules) ?? makeEngine(rules, [])
-    engines.set(rules, engine)
-  } else {
-    engine = makeEngine(rules, literals)
-  }
+  const family = familyOf(rules, literals)
+  /**
+   * The engine of plain masking, made at its first use: an engine that also
+   * reports watched literals finds exactly the same secrets (the literals
+   * only add marks, which plain masking ignores), so one made already serves.
+   */
+  const engine = (): Engine => family.plain ??= family.watching.values().next().value ?? makeEngine(rules, literals)
 
   const requested = options.maxHeldBytes
   const maxHeldBytes = requested === undefined || Number.isNaN(requested)
     ? DEFAULT_MAX_HELD_BYTES
     : Math.max(0, Math.floor(requested))
 
-  // Engines that also report watched literals, one per list of literals: shared by every masker of
-  // the same rules when there are no known values (building one costs more than masking megabytes)
-  const watching = literals.length === 0 ? sharedWatching(rules) : new Map<string, Engine>()
   const stream = (watch?: Watch, from?: StreamCheckpoint, options: StreamOptions = {}) => {
     const reuse = options.into ?? options.reuseOutput === true
-    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine, maxHeldBytes, undefined, from, reuse)
+    if (watch === undefined || watch.literals.length === 0) return makeStreamMasker(engine(), maxHeldBytes, undefined, from, reuse)
     const key = watch.literals.join("\u0000")
-    let watchingEngine = watching.get(key)
+    let watchingEngine = family.watching.get(key)
     if (watchingEngine === undefined) {
       watchingEngine = makeEngine(rules, literals, watch.literals)
       // a few lists are ever watched (the failure rules'); the oldest gives way past a bound
-      if (watching.size >= MAX_WATCHING) watching.delete(watching.keys().next().value!)
-      watching.set(key, watchingEngine)
+      if (family.watching.size >= MAX_WATCHING) family.watching.delete(family.watching.keys().next().value!)
+      family.watching.set(key, watchingEngine)
     }
     return makeStreamMasker(watchingEngine, maxHeldBytes, watch.onMark, from, reuse)
   }
 
   const maskBytes = (bytes: Uint8Array): Uint8Array => {
     if (bytes.length > WHOLE_TEXT_LIMIT) {
-      const masker = makeStreamMasker(engine, Math.max(maxHeldBytes, DEFAULT_MAX_HELD_BYTES))
+      const masker = makeStreamMasker(engine(), Math.max(maxHeldBytes, DEFAULT_MAX_HELD_BYTES))
       const out = new Uint8Array(bytes.length)
       let offset = 0
       for (let i = 0; i < bytes.length; i += WINDOW_BYTES) {
@@ -98,7 +117,7 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
       out.set(masker.end(), offset)
       return out
     }
-    return applyFindings(bytes, engine.scan(bytes), 0, bytes.length)
+    return applyFindings(bytes, engine().scan(bytes), 0, bytes.length)
   }
 
   const maskText = (text: string): string => decoder.decode(maskBytes(encoder.encode(text)))
