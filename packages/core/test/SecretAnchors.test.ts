@@ -74,20 +74,26 @@ describe("anchor scan", () => {
     expect(small).toEqual(tabled)
   }, { fastCheck: { numRuns: 1000 } })
 
-  it("finds the same in a short input before and after a long one built its tables", () => {
+  it("finds the same in a short input before and after its tables are built, by a long input or by many short ones", () => {
     const anchors = [{ text: "key=", ignoreCase: true }, { text: "ab", ignoreCase: false }]
-    const scan = makeAnchorScan(anchors)
-    const found = (bytes: Uint8Array) => {
-      const out: Array<string> = []
-      scan(bytes, (anchor, position) => out.push(`${anchor}@${position}`))
-      return out.sort()
+    const finder = () => {
+      const scan = makeAnchorScan(anchors)
+      return (bytes: Uint8Array) => {
+        const out: Array<string> = []
+        scan(bytes, (anchor, position) => out.push(`${anchor}@${position}`))
+        return out.sort()
+      }
     }
     const short = new TextEncoder().encode("x KEY=1 ab ".repeat(100))
-    expect(found(short)).toEqual(naive(short, anchors))
-    // a scan of more than 16 KiB builds the tables; the short input is then scanned through them, with the same findings
     const long = new TextEncoder().encode("x KEY=1 ab ".repeat(2000))
-    expect(found(long)).toEqual(naive(long, anchors))
-    expect(found(short)).toEqual(naive(short, anchors))
+    // a scan of more than 16 KiB builds the tables; a short input is then scanned through them
+    const byLong = finder()
+    expect(byLong(short)).toEqual(naive(short, anchors))
+    expect(byLong(long)).toEqual(naive(long, anchors))
+    expect(byLong(short)).toEqual(naive(short, anchors))
+    // so do short inputs past 1 MiB in all
+    const byMany = finder()
+    for (let i = 0; i < 1000; i++) expect(byMany(short)).toEqual(naive(short, anchors))
   })
 
   it("keys an anchor by windows without a space when it has them: a space joins common words (`compiling packages` holds `ng p`)", () => {

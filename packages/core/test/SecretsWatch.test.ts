@@ -49,17 +49,17 @@ describe("maskers sharing engines", () => {
   // a new array of the same rules: maskers over it share nothing with the ones over the default array
   const apart = [...Secrets.defaultRules]
 
-  it.prop("a masker whose known values were first used by a watched stream masks exactly as one built apart", [
+  it.prop("maskers of the same known values, sharing engines, mask exactly as one built apart, watched or not", [
     fc.array(fc.constantFrom(...samples, "KNOWN"), { minLength: 1, maxLength: 20 }),
     fc.string({ minLength: 12, maxLength: 24, unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789") })
   ], ([parts, known]) => {
     const value = `k-${known}`
     const text = parts.join(" ").replaceAll("KNOWN", value)
-    // the first masker of these known values builds the engine that reports watched literals ...
+    // the first masker of these known values builds the engine that reports watched literals, ...
     const first = Secrets.unsafeMakeMasker({ knownValues: [value] })
     const watched = first.stream({ literals: ["error", "FAIL"], onMark: () => undefined })
     const streamed = Buffer.concat([watched.push(Buffer.from(text)), watched.end()]).toString()
-    // ... which the next one's plain masking then uses
+    // ... and the next one shares the first one's engines
     const next = Secrets.unsafeMakeMasker({ knownValues: [value] })
     const alone = Secrets.unsafeMakeMasker({ knownValues: [value], rules: apart })
     const expected = alone.maskText(text)

@@ -515,56 +515,76 @@ const tablesOfScan = (scan: AnchorScan): Tables => (scan as AnchorScan & { reado
 
 /**
  * Inputs up to this many bytes are scanned without the tables while they
- * are not built: building them costs 10-20 ms at start-up (before their
- * code is optimized), looking at each byte's anchors a few microseconds a
- * KiB, so a program that masks only a short output never builds them.
+ * are not built, and until this many bytes were scanned so: building the
+ * tables costs 10-20 ms at start-up (before their code is optimized), a
+ * scan without them some 10 microseconds a KiB where one through them
+ * takes 2 or 3. So a program that masks only short outputs never builds
+ * them, and one that masks many builds them once that would have paid.
  */
 const SMALL_SCAN_BYTES = 16 * 1024
+const SMALL_SCAN_BUDGET = 1024 * 1024
 
-/** The anchors by their first byte (both cases of a letter of one that ignores case), for scans of short inputs. */
+/** The anchors by their first two bytes (every case of them, for one that ignores case), for scans of short inputs. */
 interface Small {
   readonly patterns: ReadonlyArray<Uint8Array>
   readonly folded: ReadonlyArray<boolean>
-  readonly byFirst: ReadonlyArray<ReadonlyArray<number> | undefined>
+  /** 1 where some anchor starts with the pair (first byte low), so most positions cost one load. */
+  readonly pairFlags: Uint8Array
+  readonly byPair: Map<number, Array<number>>
 }
 
 const smallOf = (specs: ReadonlyArray<AnchorSpec>): Small => {
   const patterns: Array<Uint8Array> = []
   const folded: Array<boolean> = []
-  const byFirst: Array<Array<number> | undefined> = new Array(256)
+  const pairFlags = new Uint8Array(65536)
+  const byPair = new Map<number, Array<number>>()
   specs.forEach((spec, anchor) => {
     const bytes = patternOf(spec)
     patterns.push(bytes)
     folded.push(spec.ignoreCase)
     // an anchor of one byte is never keyed, so never found (see `keyAnchor`)
     if (bytes.length < 2) return
-    for (const first of variantsOf(spec, bytes[0])) (byFirst[first] ??= []).push(anchor)
+    for (const first of variantsOf(spec, bytes[0])) {
+      for (const second of variantsOf(spec, bytes[1])) {
+        const pair = first | (second << 8)
+        pairFlags[pair] = 1
+        const list = byPair.get(pair)
+        if (list === undefined) byPair.set(pair, [anchor])
+        else list.push(anchor)
+      }
+    }
   })
-  return { patterns, folded, byFirst }
+  return { patterns, folded, pairFlags, byPair }
 }
 
-/** Every anchor occurrence in `bytes`, found by trying at each byte the anchors that start with it. */
+/** Every anchor occurrence in `bytes`, found by trying at each position the anchors that start with its pair. */
 const scanSmall = (small: Small, bytes: Uint8Array, visit: (anchor: number, position: number) => void): void => {
   const pass = { bytes, patterns: small.patterns, folded: small.folded }
+  const flags = small.pairFlags
   for (let i = 0; i + 1 < bytes.length; i++) {
-    const list = small.byFirst[bytes[i]]
-    if (list === undefined) continue
-    for (const anchor of list) if (matches(pass, anchor, i)) visit(anchor, i)
+    const pair = bytes[i] | (bytes[i + 1] << 8)
+    if (flags[pair] === 0) continue
+    for (const anchor of small.byPair.get(pair)!) if (matches(pass, anchor, i)) visit(anchor, i)
   }
 }
 
 /**
  * Builds a scan for the anchors in `specs`; an anchor's index in `specs` is
  * the one `visit` gets. Its tables are built at the first scan of more than
- * `SMALL_SCAN_BYTES` (or when another scan is made from them); shorter
- * inputs until then are scanned byte by byte, with the same findings.
+ * `SMALL_SCAN_BYTES`, past `SMALL_SCAN_BUDGET` bytes scanned without them,
+ * or when another scan is made from them; until then inputs are scanned by
+ * the anchors their byte pairs start, with the same findings.
  */
 export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => {
   let over: AnchorScan | undefined
   let small: Small | undefined
+  let scannedSmall = 0
   const built = (): AnchorScan => over ??= scanOver(makeTables(specs))
   const run: AnchorScan = (bytes, visit) => {
-    if (over === undefined && bytes.length <= SMALL_SCAN_BYTES) return scanSmall(small ??= smallOf(specs), bytes, visit)
+    if (over === undefined && bytes.length <= SMALL_SCAN_BYTES && scannedSmall + bytes.length <= SMALL_SCAN_BUDGET) {
+      scannedSmall += bytes.length
+      return scanSmall(small ??= smallOf(specs), bytes, visit)
+    }
     built()(bytes, visit)
   }
   return Object.defineProperty(run, "tables", { get: () => tablesOfScan(built()) })

@@ -28,11 +28,12 @@ const decoder = new TextDecoder()
 
 /**
  * The engines of one set of rules and known values: the plain one, and
- * those that also report watched literals, by the literals. Building an
- * engine costs more than masking megabytes (some 10-20 ms at start-up,
- * before its code is optimized), so the maskers of one program share them:
- * `spillway run` masks a long output, the command line it records and
- * what it prints with one engine, where it built three.
+ * those that also report watched literals, by the literals. The maskers of
+ * a program share them, whatever their known values: `spillway run` masks
+ * a long output, the command line it records and what it prints through
+ * two engines, where it built three when the environment held a
+ * secret-looking value. (An engine's tables, the costly part, are built at
+ * its first long input; see `makeAnchorScan`.)
  */
 interface Family {
   plain: Engine | undefined
@@ -78,12 +79,8 @@ export const buildMasker = (options: MaskerOptions = {}): Built => {
   }
 
   const family = familyOf(rules, literals)
-  /**
-   * The engine of plain masking, made at its first use: an engine that also
-   * reports watched literals finds exactly the same secrets (the literals
-   * only add marks, which plain masking ignores), so one made already serves.
-   */
-  const engine = (): Engine => family.plain ??= family.watching.values().next().value ?? makeEngine(rules, literals)
+  /** The engine of plain masking, made at its first use. */
+  const engine = (): Engine => family.plain ??= makeEngine(rules, literals)
 
   const requested = options.maxHeldBytes
   const maxHeldBytes = requested === undefined || Number.isNaN(requested)
