@@ -354,6 +354,12 @@ if (want("grep")) {
 if (want("startup")) {
   const r = await estimateRow(processPair(`${capturing} run -- true`, `${node} -e 0`, dropCaptured), 1.8, { minPairs: 20 })
   addPairs("start-up: spillway run -- true vs node -e 0", r, "≤ 1.8x")
+  // nearly every command prints something: a short output is masked before it is shown
+  const shown = await estimateRow(processPair(`${capturing} run -- echo hi`, `${node} -e 0`, dropCaptured), 1.8, { minPairs: 20 })
+  addPairs("start-up with a short output: spillway run -- echo hi vs node -e 0", shown, "≤ 1.8x")
+  // a long output's fixed cost: the run program, the store, the masker's tables and the manifest, for 2 MiB
+  const long = await estimateRow(processPair(`${capturing} run -- head -c ${2 * MiB} ${q(log)} > /dev/null`, `${node} -e 0`, dropCaptured), undefined, { minPairs: 20 })
+  addPairs(`start of a long output: spillway run -- head -c 2 MiB F vs node -e 0`, long, "reference")
 }
 if (want("memory")) {
   const parts = Array.from({ length: Math.ceil((memGiB * 1024 * MiB) / size) }, () => q(log)).join(" ")
