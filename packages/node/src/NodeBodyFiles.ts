@@ -97,8 +97,8 @@ const create = (root: string, prepare: () => void): BodyFiles.Service["create"] 
       ? final
       : Path.join(folder, `.tmp-${process.pid}-${Math.floor(Math.random() * 0xffffffff).toString(16)}-${base}`)
     let committed = false
-    // callbacks, not `fs/promises`: a promise per write costs a flood of output processor time, and loading that
-    // module costs every long output's first write some 15 ms
+    // callbacks, not `fs/promises`: a promise and a FileHandle call per write cost a flood of output processor
+    // time, and a long output's first write would load that module
     const fd = yield* Effect.acquireRelease(
       call<number>((done) => Fs.open(target, "wx", 0o600, done)).pipe(Effect.mapError(failed("create", name))),
       (fd) =>
