@@ -41,10 +41,13 @@ export interface Options {
    * without a directory, environment, stdin or watchdog of its own (see
    * `internal/spareShell`): starting a process from a server costs several
    * milliseconds, a spare a fraction of one. False by default; the tool
-   * hosts, which run many short commands, turn it on. `layer` stops the
-   * spare with its scope.
+   * hosts, which run many short commands, turn it on. With `true` the first
+   * spare is started after the first line ends (a program that runs one
+   * line never starts one); with `"ready"` as the layer is built, so a
+   * server's first line runs in one too. `layer` stops the spare with its
+   * scope.
    */
-  readonly spareShell?: boolean
+  readonly spareShell?: boolean | "ready"
 }
 
 /** The executable `command` names, found as a shell would: a path as it is, a bare name on PATH. */
@@ -310,10 +313,20 @@ const runner = (options: Options, spares: Spare.Spares | undefined, adopted: Chi
 
 /** The Node runner as the `ChildRunner` service. */
 export const layer = (options: Options = {}): Layer.Layer<Child.ChildRunner> =>
-  options.spareShell === true
+  options.spareShell === true || options.spareShell === "ready"
     ? Layer.scoped(
       Child.ChildRunner,
-      Effect.map(Effect.acquireRelease(Effect.sync(Spare.make), (spares) => Effect.sync(spares.close)), (spares) => make(options, spares))
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const spares = Spare.make()
+            if (options.spareShell === "ready") spares.refill()
+            return spares
+          }),
+          (spares) => Effect.sync(spares.close)
+        ),
+        (spares) => make(options, spares)
+      )
     )
     : Layer.succeed(Child.ChildRunner, make(options))
 

@@ -191,6 +191,18 @@ describe("the runner with a spare shell", () => {
       expect(listSpares()).toContain(next)
     }).pipe(Effect.scoped, Effect.provide(NodeChild.layer({ spareShell: true }))))
 
+  it.live("made ready, starts its spare as it is built, and runs its first shell line in it", () =>
+    Effect.gen(function*() {
+      let spare: number | undefined
+      for (let i = 0; i < 200 && spare === undefined; i++) {
+        yield* Effect.sleep("10 millis")
+        spare = listSpares()[0]
+      }
+      expect(spare).toBeDefined()
+      const first = yield* printed({ command: "echo $$", shell: true, mergeStderr: true })
+      expect(first).toEqual({ out: `${spare}\n`, status: 0 })
+    }).pipe(Effect.scoped, Effect.provide(NodeChild.layer({ spareShell: "ready" }))))
+
   it.live("stops its spare when its scope closes", () =>
     Effect.gen(function*() {
       const held = yield* Effect.gen(function*() {

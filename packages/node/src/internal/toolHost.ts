@@ -99,8 +99,8 @@ export const full = (s: Store, options: Options) =>
       Spill.layer(spillOptions).pipe(Layer.provide(policyOf(options))),
       NodeEvidence.layerWithout(),
       processes(),
-      // a server runs many short commands: a shell started ahead takes the next one
-      NodeChild.layer({ spareShell: true })
+      // a server runs many short commands: a shell started ahead takes the next one, the first one too
+      NodeChild.layer({ spareShell: "ready" })
     )),
     Layer.provideMerge(s.bodies)
   )
