@@ -579,7 +579,14 @@ export const makeAnchorScan = (specs: ReadonlyArray<AnchorSpec>): AnchorScan => 
   let over: AnchorScan | undefined
   let small: Small | undefined
   let scannedSmall = 0
-  const built = (): AnchorScan => over ??= scanOver(makeTables(specs))
+  const built = (): AnchorScan => {
+    if (over === undefined) {
+      over = scanOver(makeTables(specs))
+      // scans go through the tables from now on
+      small = undefined
+    }
+    return over
+  }
   const run: AnchorScan = (bytes, visit) => {
     if (over === undefined && bytes.length <= SMALL_SCAN_BYTES && scannedSmall + bytes.length <= SMALL_SCAN_BUDGET) {
       scannedSmall += bytes.length
