@@ -166,7 +166,7 @@ export const search = (
     if (filled === 0) break
     const atEnd = pos >= size
     if (prefilter === undefined) {
-      prefilter = Scan.prefilter(checked.literals, o.ignoreCase, buf.subarray(0, filled))
+      prefilter = Scan.prefilter(checked.literalSets, o.ignoreCase, buf.subarray(0, filled), test)
       // a pattern without literals is the whole command's to search
       if (prefilter === undefined) return undefined
     }

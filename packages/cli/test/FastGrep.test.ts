@@ -93,7 +93,7 @@ const bodyArb = fc.tuple(fc.array(piece, { maxLength: 200 }), fc.nat(3), fc.nat(
   if (longAt < parts.length && longSize > 150) parts.splice(longAt, 0, Buffer.from("y".repeat(longSize) + "error: unit 9 failed"))
   return new Uint8Array(Buffer.concat(parts))
 })
-const patterns = ["error: unit [0-9]+ failed", "warn|FAIL", "unit \\d", "fail(ed)?$", "FAIL\\s", "abc|k1x|FAIL", "y{3}error"]
+const patterns = ["error: unit [0-9]+ failed", "warn|FAIL", "unit \\d", "fail(ed)?$", "FAIL\\s", "abc|k1x|FAIL", "y{3}error", "unit [0-9]+ failed", "[e]rror: [u]nit"]
 
 describe("the grep program's search", () => {
   it("reads its common forms and leaves everything else to the whole command", () => {
@@ -199,6 +199,9 @@ describe("spillway grep, the program and the whole command", () => {
       ["-i", "ERROR: UNIT [0-9]+", big],
       ["--max-results", "3", "error: unit", big],
       ["--offset", "30001", "error: unit [0-9]+ failed", big],
+      // two runs every match holds, the rarer looked for; a class of one character as a literal
+      ["unit [0-9]+ failed to", big],
+      ["file[.]ts ok [(]9", big],
       ["warn|FAIL", small],
       ["-i", "warn|fail", small],
       ["--max-results=2", "--offset", "100", "WARN", small],
@@ -222,6 +225,8 @@ describe("spillway grep, the program and the whole command", () => {
     const cases: Array<[ReadonlyArray<string>, Record<string, string>]> = [
       [["--json", "WARN", small], {}],
       [["^line 1\\d:", small], {}],
+      // a literal on every line that no line matches: whole blocks are tested at once
+      [["[0-9]{5}[.]ts", big], {}],
       [["(a)\\1", small], {}],
       [["WARN", "no-such-output.log"], {}],
       [["--offset", "9999", "WARN", small], {}],

@@ -90,6 +90,12 @@ export interface Checked {
   readonly compiled: Compiled
   /** ASCII texts one of which every match contains (of either case with `ignoreCase`); undefined when there are none. */
   readonly literals: ReadonlyArray<string> | undefined
+  /**
+   * For each top-level alternative, every ASCII text all its matches
+   * contain (`literals` holds the longest of each): what `prefilter` picks
+   * the rarest from. Undefined when `literals` is.
+   */
+  readonly literalSets: ReadonlyArray<ReadonlyArray<string>> | undefined
 }
 
 /** Why a pattern was refused, in the words `Grep.GrepPatternError` carries. */
@@ -138,7 +144,8 @@ export const check = (pattern: string, ignoreCase: boolean): Checked | Refusal =
   }
   const size = compiled.block.programSize()
   if (size > MAX_PROGRAM_SIZE) return { kind: "too-large", reason: `it compiles to ${size} instructions; the limit is ${MAX_PROGRAM_SIZE}` }
-  return { source, compiled, literals: Syntax.requiredLiterals(pattern) }
+  const literalSets = Syntax.requiredSets(pattern)
+  return { source, compiled, literals: Syntax.requiredLiterals(pattern), literalSets }
 }
 
 /** True for a refusal from `check`. */
@@ -176,47 +183,112 @@ const caseVariants = (text: string): Array<string> => {
   return out
 }
 
+/** A needle keeps at least this many bytes of its literal (all of a shorter one): a shorter one stops a search too often. */
+const MIN_NEEDLE = 3
+
+/** A needle for one literal: where it starts, and how common that byte is in the sample (lower is better). */
+interface Start {
+  readonly literal: string
+  readonly at: number
+  readonly weight: number
+}
+
 /**
  * The needles for `literals` (ASCII), ranked against `sample`, a part of
  * the body to be searched; undefined when no set of at most `MAX_NEEDLES`
- * is sure to find every line that matches. With `ignoreCase` each needle
- * is a short part of its literal (at most `maxLetters` letters, none of
- * `k` or `s`) in each spelling of its letters.
+ * is sure to find every line that matches, or when `test` (the pattern's
+ * line test) shows the needles to be in vain (see `inVain`). Each entry
+ * stands for one alternative of the pattern: its literal, or every literal
+ * all its matches contain (`Checked.literalSets`), of which the one whose
+ * needle starts at the rarest byte is taken. A needle starts at the rarest
+ * byte of its literal that leaves `MIN_NEEDLE` bytes after it. With
+ * `ignoreCase` each needle is a short part of its literal (at most three
+ * letters, fewer when the spellings would be too many; none of `k` or
+ * `s`) in each spelling of its letters.
  */
 export const prefilter = (
-  literals: ReadonlyArray<string> | undefined,
+  literals: ReadonlyArray<string | ReadonlyArray<string>> | undefined,
   ignoreCase: boolean,
   sample: Uint8Array,
-  maxLetters = 3
+  test?: (line: string) => boolean
 ): Prefilter | undefined => {
   if (literals === undefined || literals.length === 0) return undefined
   const counts = new Uint32Array(256)
   const counted = Math.min(sample.length, SAMPLE_BYTES)
   for (let i = 0; i < counted; i++) counts[sample[i]!]!++
+  const p = needlesFor(literals, ignoreCase, counts, 3)
+  return p === undefined || (test !== undefined && inVain(p, sample.subarray(0, counted), test)) ? undefined : p
+}
+
+const needlesFor = (
+  literals: ReadonlyArray<string | ReadonlyArray<string>>,
+  ignoreCase: boolean,
+  counts: Uint32Array,
+  maxLetters: number
+): Prefilter | undefined => {
   const weight = (c: number) =>
     ignoreCase && isLetter(c) ? counts[c | 0x20]! + counts[c & ~0x20]! : counts[c]!
-  const needles: Array<string> = []
-  for (const literal of literals) {
+  const allowed = (literal: string, i: number) => !(ignoreCase && FOLDS_OUTSIDE_ASCII.includes(literal[i]!))
+  // where no byte that leaves `MIN_NEEDLE` may start one (`k1x` of either case), the first that may
+  const startOf = (literal: string): Start | undefined => {
     let best = -1
-    for (let i = 0; i < literal.length; i++) {
-      if (ignoreCase && FOLDS_OUTSIDE_ASCII.includes(literal[i]!)) continue
-      if (best === -1 || weight(literal.charCodeAt(i)) < weight(literal.charCodeAt(best))) best = i
+    const last = Math.max(0, literal.length - MIN_NEEDLE)
+    for (let i = 0; i <= last; i++) {
+      if (allowed(literal, i) && (best === -1 || weight(literal.charCodeAt(i)) < weight(literal.charCodeAt(best)))) best = i
     }
-    if (best === -1) return undefined
+    for (let i = last + 1; best === -1 && i < literal.length; i++) if (allowed(literal, i)) best = i
+    return best === -1 ? undefined : { literal, at: best, weight: weight(literal.charCodeAt(best)) }
+  }
+  const needles: Array<string> = []
+  for (const entry of literals) {
+    let chosen: Start | undefined
+    for (const literal of typeof entry === "string" ? [entry] : entry) {
+      const start = startOf(literal)
+      if (start === undefined) continue
+      if (
+        chosen === undefined || start.weight < chosen.weight ||
+        (start.weight === chosen.weight && literal.length - start.at > chosen.literal.length - chosen.at)
+      ) chosen = start
+    }
+    if (chosen === undefined) return undefined
+    const { at, literal } = chosen
     if (!ignoreCase) {
-      needles.push(literal.slice(best))
+      needles.push(literal.slice(at))
       continue
     }
-    let end = best
+    let end = at
     for (let letters = 0; end < literal.length && !FOLDS_OUTSIDE_ASCII.includes(literal[end]!); end++) {
       if (isLetter(literal.charCodeAt(end)) && ++letters > maxLetters) break
     }
-    needles.push(...caseVariants(literal.slice(best, end)))
+    needles.push(...caseVariants(literal.slice(at, end)))
   }
   if (needles.length > MAX_NEEDLES) {
-    return ignoreCase && maxLetters > 1 ? prefilter(literals, ignoreCase, sample, maxLetters - 1) : undefined
+    return ignoreCase && maxLetters > 1 ? needlesFor(literals, ignoreCase, counts, maxLetters - 1) : undefined
   }
   return { needles: [...new Set(needles)].map((n) => Uint8Array.from(n, (ch) => ch.charCodeAt(0))) }
+}
+
+/** Lines a sample needs for `inVain` to judge by it. */
+const SAMPLE_LINES = 16
+
+/**
+ * Whether more than half of the sample's lines (when it has
+ * `SAMPLE_LINES` or more) hold a needle and do not match: a search that
+ * decodes and tests each such line alone then costs more than one that
+ * tests whole blocks at once (`.ts` in every line of a build log, for
+ * `[0-9]{7}[.]ts`). Lines that match are not in vain: a search stops once
+ * it has found enough of them.
+ */
+const inVain = (p: Prefilter, sample: Uint8Array, test: (line: string) => boolean): boolean => {
+  const lines = countBreaks(sample, 0, sample.length)
+  if (lines < SAMPLE_LINES) return false
+  const decoder = new TextDecoder()
+  let wasted = 0
+  eachCandidate(p, sample.subarray(0, sample.lastIndexOf(10) + 1), 0, (_, start, end) => {
+    if (!test(decoder.decode(sample.subarray(start, end)))) wasted++
+    return true
+  })
+  return 2 * wasted > lines
 }
 
 /**

@@ -62,6 +62,12 @@ export interface Matcher {
    * `ignoreCase` (one per top-level alternative); undefined when there are none.
    */
   readonly literals: ReadonlyArray<string> | undefined
+  /**
+   * For each top-level alternative, every ASCII text all its matches
+   * contain (`literals` holds the longest of each): a search looks for the
+   * one rarest in the body. Undefined when `literals` is.
+   */
+  readonly literalSets: ReadonlyArray<ReadonlyArray<string>> | undefined
   /** True when the line (without its line break) has a match; runs on the calling thread. */
   readonly test: (line: string) => boolean
 }
@@ -81,6 +87,7 @@ export const compile = (
     source: checked.source,
     literal: ignoreCase ? undefined : Syntax.requiredLiteral(pattern),
     literals: checked.literals,
+    literalSets: checked.literalSets,
     test: (s) => line.line.test(s)
   })
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Scan from "@spillway/core/BlockScan"
 import * as Grep from "@spillway/core/Grep"
 import { FastCheck as fc } from "effect"
-import { alternatives, requiredLiterals } from "../src/internal/pattern.js"
+import { alternatives, requiredLiteral, requiredLiterals, requiredRuns, requiredSets } from "../src/internal/pattern.js"
 
 const checked = (pattern: string, ignoreCase = false): Scan.Checked => {
   const c = Scan.check(pattern, ignoreCase)
@@ -26,7 +26,7 @@ const holds = (hay: Uint8Array, needle: Uint8Array): boolean => {
 const lineArb = fc.array(
   fc.constantFrom(
     "err", "ERR", "Err", "or:", "OR:", "sk", "SK", "\u017fk", "s\u212a", "KS", "\u212a\u017f", "k1", "e r", "E R", "ro", "o:7",
-    "x", "X", "1", "\r", "é", "\ufffd", " ", "|"
+    "x", "X", "1", "\r", "é", "\ufffd", " ", "|", ".", "x.", "]"
   ),
   { maxLength: 10 }
 ).map((cs) => cs.join(""))
@@ -35,7 +35,7 @@ const lineArb = fc.array(
 const patternArb = fc.array(
   fc.oneof(
     fc.constantFrom("err", "ERR", "or:", "sk", "KS", "k1", "e r", "ro", "o:7", "x"),
-    fc.constantFrom("[0-9]+", ".", "\\s", "(?:e|r)", "o?", "s*", "|", "^", "$", "\\b", "[kK]")
+    fc.constantFrom("[0-9]+", ".", "\\s", "(?:e|r)", "o?", "s*", "|", "^", "$", "\\b", "[kK]", "[.]", "[k]", "[\\]]", "[^x]")
   ),
   { minLength: 1, maxLength: 6 }
 ).map((parts) => parts.join(""))
@@ -68,6 +68,51 @@ describe("Grep prefilter", () => {
     expect(many.needles.length).toBeLessThanOrEqual(Scan.MAX_NEEDLES)
   })
 
+  it("takes every run a match must hold, and a class of one character as that character", () => {
+    expect(requiredRuns("unit 4[0-9]{2} failed")).toEqual([" failed", "unit 4"])
+    expect(requiredLiteral("unit 4[0-9]{2} failed")).toBe(" failed")
+    expect(requiredLiteral("[0-9]{7}[.]ts")).toBe(".ts")
+    expect(requiredLiteral("a[$]bc[\\]]d")).toBe("a$bc]d")
+    // a class of one character that is repeated, negated or a range is no literal
+    expect(requiredLiteral("[.]+abc")).toBe("abc")
+    expect(requiredRuns("[^.]ts")).toBeUndefined()
+    expect(requiredRuns("a[b-c]d")).toBeUndefined()
+    expect(requiredSets("unit [0-9] failed|FAIL")).toEqual([[" failed", "unit "], ["FAIL"]])
+    expect(requiredLiterals("unit [0-9] failed|FAIL")).toEqual([" failed", "FAIL"])
+    expect(requiredSets("abc|x")).toBeUndefined()
+  })
+
+  it("starts a needle at the rarest byte that leaves three of the literal, in the literal whose needle is rarest", () => {
+    const sample = bytes("[000001] compiling packages/pkg-1/src/file-1.ts ok (1 ms)\n".repeat(100))
+    // `d` is not in the sample, but a needle of `d` alone would stop at every `d` of a body
+    expect(Scan.prefilter([" failed"], false, sample)!.needles.map(latin1)).toEqual(["failed"])
+    // `u` is rarer than any byte of ` failed` that could start a needle
+    expect(Scan.prefilter([[" failed", "unit 4"]], false, sample)!.needles.map(latin1)).toEqual(["unit 4"])
+    expect(Scan.prefilter([[" failed", "unit 4"], ["FAIL"]], false, sample)!.needles.map(latin1)).toEqual(["unit 4", "FAIL"])
+    // a literal of three bytes or fewer is looked for whole
+    expect(Scan.prefilter(["x.t"], false, sample)!.needles.map(latin1)).toEqual(["x.t"])
+    // unless its first byte is a letter whose other case may lie outside ASCII: then from a later one
+    expect(Scan.prefilter(["k1x"], true, sample)!.needles.map(latin1).sort()).toEqual(["1X", "1x"])
+  })
+
+  it("gives up needles most lines hold without matching, where testing whole blocks costs less", () => {
+    const sample = bytes(Array.from({ length: 200 }, (_, i) => `[${i}] compiling packages/pkg-${i}/src/file-${i}.ts ok (${i} ms)\n`).join(""))
+    const rare = checked("[0-9]{7}[.]ts")
+    const test = (c: Scan.Checked) => (line: string) => c.compiled.line.test(line)
+    expect(rare.literalSets).toEqual([[".ts"]])
+    expect(Scan.prefilter(rare.literalSets, false, sample)!.needles.map(latin1)).toEqual([".ts"])
+    expect(Scan.prefilter(rare.literalSets, false, sample, test(rare))).toBeUndefined()
+    // lines that hold a needle and match are not in vain: a search stops once it found enough
+    const often = checked("[0-9][.]ts ok")
+    expect(Scan.prefilter(often.literalSets, false, sample, test(often))!.needles.map(latin1)).toEqual([".ts ok"])
+    // fewer than 16 lines tell nothing
+    const short = sample.subarray(0, sample.indexOf(10) + 1)
+    expect(Scan.prefilter(rare.literalSets, false, short, test(rare))).toBeDefined()
+    // a matcher carries the same sets
+    const m = Grep.compile("unit [0-9][.]ts|FAIL")
+    expect(m._tag === "Right" && m.right.literalSets).toEqual([["unit ", ".ts"], ["FAIL"]])
+  })
+
   it.prop("every line that matches holds one of the needles, whatever the sample", [
     patternArb,
     fc.boolean(),
@@ -76,10 +121,11 @@ describe("Grep prefilter", () => {
   ], ([pattern, ignoreCase, lines, sample]) => {
     const c = Scan.check(pattern, ignoreCase)
     if (Scan.isRefusal(c)) return
-    const p = Scan.prefilter(c.literals, ignoreCase, sample)
-    if (p === undefined) return
-    for (const line of lines) {
-      if (c.compiled.line.test(line)) expect(p.needles.some((n) => holds(bytes(line), n))).toBe(true)
+    for (const p of [Scan.prefilter(c.literals, ignoreCase, sample), Scan.prefilter(c.literalSets, ignoreCase, sample)]) {
+      if (p === undefined) continue
+      for (const line of lines) {
+        if (c.compiled.line.test(line)) expect(p.needles.some((n) => holds(bytes(line), n))).toBe(true)
+      }
     }
   }, { fastCheck: { numRuns: 2000 } })
 

@@ -64,18 +64,28 @@ export const refused = (p: string): Refused | undefined => {
 
 const PRINTABLE = /^[\x20-\x7e]$/
 
+/** The character a class of one character stands for (`[.]`, `[$]`, `[\]]`), or undefined. */
+const singleOf = (p: string, i: number, end: number): string | undefined => {
+  const inner = p.slice(i + 1, end - 1)
+  if (p[end - 1] !== "]") return undefined
+  if (inner.length === 1 && inner !== "^" && inner !== "\\" && PRINTABLE.test(inner)) return inner
+  if (inner.length === 2 && inner[0] === "\\" && PRINTABLE.test(inner[1]!) && !/[0-9A-Za-z]/.test(inner[1]!)) return inner[1]
+  return undefined
+}
+
 /**
- * The longest run of ASCII characters that every match contains, taken
- * from the pattern's top level (outside groups, with no top-level `|`);
- * undefined when there is none of at least `minLength` characters. At most
- * `maxLength` characters are kept, a part of the run that is just as
- * required.
+ * Every run of ASCII characters that every match contains, taken from the
+ * pattern's top level (outside groups, with no top-level `|`), of at least
+ * `minLength` characters, longest first (the first of equal ones first);
+ * undefined when there is none. At most `maxLength` characters of a run
+ * are kept, a part of it that is just as required. A class of one
+ * character (`[.]`) counts as that character.
  */
-export const requiredLiteral = (p: string, minLength = 3, maxLength = 64): string | undefined => {
-  let best = ""
+export const requiredRuns = (p: string, minLength = 3, maxLength = 64): Array<string> | undefined => {
+  const runs: Array<string> = []
   let run = ""
   const end = () => {
-    if (run.length > best.length) best = run
+    if (run.length >= minLength && !runs.includes(run.slice(0, maxLength))) runs.push(run.slice(0, maxLength))
     run = ""
   }
   let depth = 0
@@ -90,6 +100,7 @@ export const requiredLiteral = (p: string, minLength = 3, maxLength = 64): strin
       if (next !== "" && PRINTABLE.test(next) && !/[0-9A-Za-z]/.test(next)) literal = next
     } else if (c === "[") {
       width = classEnd(p, i) - i
+      literal = singleOf(p, i, i + width)
     } else if (c === "(") {
       depth++
     } else if (c === ")") {
@@ -107,8 +118,13 @@ export const requiredLiteral = (p: string, minLength = 3, maxLength = 64): strin
     i += width + q
   }
   end()
-  return best.length >= minLength ? best.slice(0, maxLength) : undefined
+  if (runs.length === 0) return undefined
+  return runs.sort((a, b) => b.length - a.length)
 }
+
+/** The longest of `requiredRuns`: undefined when there is none of at least `minLength` characters. */
+export const requiredLiteral = (p: string, minLength = 3, maxLength = 64): string | undefined =>
+  requiredRuns(p, minLength, maxLength)?.[0]
 
 /** The pattern's top-level alternatives (split at each `|` outside groups and classes); the pattern alone when it has none. */
 export const alternatives = (p: string): Array<string> => {
@@ -143,13 +159,24 @@ export const MAX_ALTERNATIVES = 8
  * `MAX_ALTERNATIVES`. With `ignoreCase` they hold for letters of either case.
  */
 export const requiredLiterals = (p: string): ReadonlyArray<string> | undefined => {
+  const sets = requiredSets(p)
+  return sets === undefined ? undefined : [...new Set(sets.map((runs) => runs[0]!))]
+}
+
+/**
+ * For each top-level alternative, every ASCII text all its matches contain
+ * (its `requiredRuns`): a search may look for whichever is rarest in what
+ * it searches. Undefined as for `requiredLiterals`; alternatives with the
+ * same texts count once.
+ */
+export const requiredSets = (p: string): ReadonlyArray<ReadonlyArray<string>> | undefined => {
   const parts = alternatives(p)
   if (parts.length > MAX_ALTERNATIVES) return undefined
-  const out: Array<string> = []
+  const out: Array<Array<string>> = []
   for (const part of parts) {
-    const literal = requiredLiteral(part)
-    if (literal === undefined) return undefined
-    if (!out.includes(literal)) out.push(literal)
+    const runs = requiredRuns(part)
+    if (runs === undefined) return undefined
+    if (!out.some((seen) => seen.length === runs.length && seen.every((run, i) => run === runs[i]))) out.push(runs)
   }
   return out
 }

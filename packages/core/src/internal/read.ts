@@ -220,7 +220,7 @@ export const grep = (
       if (filled === 0) break
       const atEnd = pos >= file.size
       if (!ranked) {
-        prefilter = Scan.prefilter(matcher.literals, matcher.ignoreCase, buf.subarray(0, filled))
+        prefilter = Scan.prefilter(matcher.literalSets ?? matcher.literals, matcher.ignoreCase, buf.subarray(0, filled), matcher.test)
         ranked = true
       }
       if (skipping) {
