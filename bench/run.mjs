@@ -350,6 +350,18 @@ if (want("grep")) {
     `grep -nE 'error: unit [0-9]+ failed' ${q(log)} > ${q(out)} || [ $? -eq 1 ]`
   ), 1.5)
   addPairs(`grep ${size / MiB} MiB: spillway grep vs grep -n`, r, "≤ 1.5x")
+  // a pattern whose longest literal (` failed`) is common in the log and whose other (`unit 4`) is rare
+  const rarer = await estimateRow(processPair(
+    `${spillway} grep 'unit 4[0-9]{2} failed' ${q(logName)} > ${q(out)} || [ $? -eq 1 ]`,
+    `grep -nE 'unit 4[0-9]{2} failed' ${q(log)} > ${q(out)} || [ $? -eq 1 ]`
+  ), 1.5)
+  addPairs(`grep ${size / MiB} MiB, the rarer of two literals (unit 4[0-9]{2} failed): spillway grep vs grep -n`, rarer, "≤ 1.5x")
+  // a literal on every line (`.ts`) that no line matches: blocks are tested whole by RE2
+  const dense = await estimateRow(processPair(
+    `${spillway} grep '[0-9]{7}[.]ts' ${q(logName)} > ${q(out)} || [ $? -eq 1 ]`,
+    `grep -nE '[0-9]{7}[.]ts' ${q(log)} > ${q(out)} || [ $? -eq 1 ]`
+  ), undefined, { maxPairs: 12 })
+  addPairs(`grep ${size / MiB} MiB, a literal on every line and no match ([0-9]{7}[.]ts): spillway grep vs grep -n`, dense, "reference")
 }
 if (want("startup")) {
   const r = await estimateRow(processPair(`${capturing} run -- true`, `${node} -e 0`, dropCaptured), 1.8, { minPairs: 20 })
