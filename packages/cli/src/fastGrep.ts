@@ -166,8 +166,11 @@ export const search = (
     if (filled === 0) break
     const atEnd = pos >= size
     if (prefilter === undefined) {
-      prefilter = Scan.prefilter(checked.literalSets, o.ignoreCase, buf.subarray(0, filled), test)
-      // a pattern without literals is the whole command's to search
+      prefilter = Scan.prefilter(checked.literalSets, o.ignoreCase, buf.subarray(0, filled))
+      // a pattern without literals, or with literals on most lines in vain (see `Scan.inVain`), is the whole command's to
+      // search; the sample's lines are tested here as every line is (a program of at most `MAX_FAST_PROGRAM`)
+      const sampled = prefilter === undefined ? undefined : Scan.sampled(prefilter, buf.subarray(0, filled))
+      if (sampled !== undefined && Scan.inVain(sampled, sampled.candidates.filter((line) => test(line)).length)) return undefined
       if (prefilter === undefined) return undefined
     }
     if (skipping) {

@@ -196,8 +196,7 @@ interface Start {
 /**
  * The needles for `literals` (ASCII), ranked against `sample`, a part of
  * the body to be searched; undefined when no set of at most `MAX_NEEDLES`
- * is sure to find every line that matches, or when `test` (the pattern's
- * line test) shows the needles to be in vain (see `inVain`). Each entry
+ * is sure to find every line that matches (see also `inVain`). Each entry
  * stands for one alternative of the pattern: its literal, or every literal
  * all its matches contain (`Checked.literalSets`), of which the one whose
  * needle starts at the rarest byte is taken. A needle starts at the rarest
@@ -209,15 +208,13 @@ interface Start {
 export const prefilter = (
   literals: ReadonlyArray<string | ReadonlyArray<string>> | undefined,
   ignoreCase: boolean,
-  sample: Uint8Array,
-  test?: (line: string) => boolean
+  sample: Uint8Array
 ): Prefilter | undefined => {
   if (literals === undefined || literals.length === 0) return undefined
   const counts = new Uint32Array(256)
   const counted = Math.min(sample.length, SAMPLE_BYTES)
   for (let i = 0; i < counted; i++) counts[sample[i]!]!++
-  const p = needlesFor(literals, ignoreCase, counts, 3)
-  return p === undefined || (test !== undefined && inVain(p, sample.subarray(0, counted), test)) ? undefined : p
+  return needlesFor(literals, ignoreCase, counts, 3)
 }
 
 const needlesFor = (
@@ -268,28 +265,53 @@ const needlesFor = (
   return { needles: [...new Set(needles)].map((n) => Uint8Array.from(n, (ch) => ch.charCodeAt(0))) }
 }
 
-/** Lines a sample needs for `inVain` to judge by it. */
+/** Lines a sample needs for `inVain` to judge by it, and the most it looks at. */
 const SAMPLE_LINES = 16
+const MAX_SAMPLE_LINES = 32
+/** Characters of each sampled line a test looks at: judging costs a search little, whatever the pattern. */
+export const SAMPLE_LINE_CHARS = 128
+
+/** The first lines of a sample, and those of them that hold a needle (see `sampled`). */
+export interface Sampled {
+  readonly lines: number
+  /** The lines holding a needle, each cut to its first `SAMPLE_LINE_CHARS` characters, to test against the pattern. */
+  readonly candidates: ReadonlyArray<string>
+}
 
 /**
- * Whether more than half of the sample's lines (when it has
- * `SAMPLE_LINES` or more) hold a needle and do not match: a search that
- * decodes and tests each such line alone then costs more than one that
- * tests whole blocks at once (`.ts` in every line of a build log, for
- * `[0-9]{7}[.]ts`). Lines that match are not in vain: a search stops once
- * it has found enough of them.
+ * The sample's first lines (up to `MAX_SAMPLE_LINES`) and those among them
+ * that hold a needle; undefined when it has fewer than `SAMPLE_LINES`.
+ * A search tests the candidates as it tests lines (on its pattern engine,
+ * with its deadline) and asks `inVain` whether to keep the needles.
  */
-const inVain = (p: Prefilter, sample: Uint8Array, test: (line: string) => boolean): boolean => {
-  const lines = countBreaks(sample, 0, sample.length)
-  if (lines < SAMPLE_LINES) return false
+export const sampled = (p: Prefilter, sample: Uint8Array): Sampled | undefined => {
+  let end = 0
+  let lines = 0
+  for (; lines < MAX_SAMPLE_LINES; lines++) {
+    const br = sample.indexOf(10, end)
+    if (br === -1) break
+    end = br + 1
+  }
+  if (lines < SAMPLE_LINES) return undefined
   const decoder = new TextDecoder()
-  let wasted = 0
-  eachCandidate(p, sample.subarray(0, sample.lastIndexOf(10) + 1), 0, (_, start, end) => {
-    if (!test(decoder.decode(sample.subarray(start, end)))) wasted++
+  const candidates: Array<string> = []
+  eachCandidate(p, sample.subarray(0, end), 0, (_, start, stop) => {
+    candidates.push(decoder.decode(sample.subarray(start, Math.min(stop, start + SAMPLE_LINE_CHARS * 4))).slice(0, SAMPLE_LINE_CHARS))
     return true
   })
-  return 2 * wasted > lines
+  return { lines, candidates }
 }
+
+/**
+ * Whether more than half of the sampled lines hold a needle and do not
+ * match (`matching` of the candidates do): a search that decodes and tests
+ * each such line alone then costs more than one that tests whole blocks at
+ * once (`.ts` in every line of a build log, for `[0-9]{7}[.]ts`). Lines
+ * that match are not in vain: a search stops once it has found enough of
+ * them. A line that matches only past its first `SAMPLE_LINE_CHARS`
+ * characters counts as one in vain, which costs speed, never a match.
+ */
+export const inVain = (s: Sampled, matching: number): boolean => 2 * (s.candidates.length - matching) > s.lines
 
 /**
  * A search of `block` for its lines that hold a needle: `next(from)` is the

@@ -97,20 +97,37 @@ describe("Grep prefilter", () => {
 
   it("gives up needles most lines hold without matching, where testing whole blocks costs less", () => {
     const sample = bytes(Array.from({ length: 200 }, (_, i) => `[${i}] compiling packages/pkg-${i}/src/file-${i}.ts ok (${i} ms)\n`).join(""))
-    const rare = checked("[0-9]{7}[.]ts")
-    const test = (c: Scan.Checked) => (line: string) => c.compiled.line.test(line)
-    expect(rare.literalSets).toEqual([[".ts"]])
-    expect(Scan.prefilter(rare.literalSets, false, sample)!.needles.map(latin1)).toEqual([".ts"])
-    expect(Scan.prefilter(rare.literalSets, false, sample, test(rare))).toBeUndefined()
+    const judge = (c: Scan.Checked, from: Uint8Array) => {
+      const p = Scan.prefilter(c.literalSets, false, from)!
+      const s = Scan.sampled(p, from)
+      return { needles: p.needles.map(latin1), sampled: s, inVain: s !== undefined && Scan.inVain(s, s.candidates.filter((l) => c.compiled.line.test(l)).length) }
+    }
+    const rare = judge(checked("[0-9]{7}[.]ts"), sample)
+    expect(rare.needles).toEqual([".ts"])
+    // the first 32 lines, each holding the needle, none matching
+    expect(rare.sampled!.lines).toBe(32)
+    expect(rare.sampled!.candidates).toHaveLength(32)
+    expect(rare.inVain).toBe(true)
     // lines that hold a needle and match are not in vain: a search stops once it found enough
-    const often = checked("[0-9][.]ts ok")
-    expect(Scan.prefilter(often.literalSets, false, sample, test(often))!.needles.map(latin1)).toEqual([".ts ok"])
+    expect(judge(checked("[0-9][.]ts ok"), sample)).toMatchObject({ needles: [".ts ok"], inVain: false })
+    // needles on few lines are not in vain either
+    expect(judge(checked("file-1[0-9][.]ts"), sample)).toMatchObject({ inVain: false })
     // fewer than 16 lines tell nothing
-    const short = sample.subarray(0, sample.indexOf(10) + 1)
-    expect(Scan.prefilter(rare.literalSets, false, short, test(rare))).toBeDefined()
+    expect(judge(checked("[0-9]{7}[.]ts"), sample.subarray(0, sample.indexOf(10) + 1)).sampled).toBeUndefined()
     // a matcher carries the same sets
     const m = Grep.compile("unit [0-9][.]ts|FAIL")
     expect(m._tag === "Right" && m.right.literalSets).toEqual([["unit ", ".ts"], ["FAIL"]])
+  })
+
+  it("samples a bounded part of any line, whatever its length or the pattern's", () => {
+    const long = `${"x".repeat(100_000)}.ts\n`
+    const sample = bytes(long.repeat(20) + "é".repeat(300) + ".ts\n")
+    const p = Scan.prefilter([".ts"], false, sample)!
+    const s = Scan.sampled(p, sample)!
+    expect(s.lines).toBe(21)
+    expect(s.candidates).toHaveLength(21)
+    for (const line of s.candidates) expect(line.length).toBeLessThanOrEqual(Scan.SAMPLE_LINE_CHARS)
+    expect(s.candidates[20]).toBe("é".repeat(Scan.SAMPLE_LINE_CHARS))
   })
 
   it.prop("every line that matches holds one of the needles, whatever the sample", [
