@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import * as Scan from "@spillway/core/BlockScan"
 import * as Grep from "@spillway/core/Grep"
 import { FastCheck as fc } from "effect"
 import { alternatives, requiredLiteral, requiredLiterals, requiredRuns, requiredSets } from "../src/internal/pattern.js"
+import { needlesInVain } from "../src/internal/read.js"
 
 const checked = (pattern: string, ignoreCase = false): Scan.Checked => {
   const c = Scan.check(pattern, ignoreCase)
@@ -118,6 +120,26 @@ describe("Grep prefilter", () => {
     const m = Grep.compile("unit [0-9][.]ts|FAIL")
     expect(m._tag === "Right" && m.right.literalSets).toEqual([["unit ", ".ts"], ["FAIL"]])
   })
+
+  it.effect("a search judges its needles on its pattern engine, and keeps them when the engine runs out of time", () =>
+    Effect.gen(function*() {
+      const sample = bytes(Array.from({ length: 40 }, (_, i) => `[${i}] compiling packages/pkg-${i}/src/file-${i}.ts ok (${i} ms)\n`).join(""))
+      const judge = (pattern: string, timeoutMillis = 10_000) =>
+        Effect.gen(function*() {
+          const m = Grep.compile(pattern)
+          if (m._tag === "Left") throw new Error(pattern)
+          const p = Scan.prefilter(m.right.literalSets, false, sample)!
+          return yield* needlesInVain(m.right, Grep.inline, p, sample, timeoutMillis)
+        })
+      expect(yield* judge("[0-9]{7}[.]ts")).toBe(true)
+      // every sampled line holds `.ts ok` and matches
+      expect(yield* judge("[0-9][.]ts ok")).toBe(false)
+      // half of them match: not more than half in vain
+      expect(yield* judge("[0-9]*[02468][.]ts ok")).toBe(false)
+      expect(yield* judge("[0-9]*[0248][.]ts ok")).toBe(true)
+      // no time to judge: the needles stay
+      expect(yield* judge("[0-9]{7}[.]ts", -1)).toBe(false)
+    }))
 
   it("samples a bounded part of any line, whatever its length or the pattern's", () => {
     const long = `${"x".repeat(100_000)}.ts\n`

@@ -175,24 +175,6 @@ export const grep = (
     let skipping = false
 
     /**
-     * Whether the needles are in vain on the first lines read (see
-     * `Scan.inVain`): their lines tested by the engine, as every line is, in
-     * a little of the search's time; kept when that is not enough.
-     */
-    const inVain = (p: Scan.Prefilter, sample: Uint8Array) =>
-      Effect.gen(function*() {
-        const s = Scan.sampled(p, sample)
-        if (s === undefined || s.candidates.length === 0) return false
-        const left = deadline - (yield* Clock.currentTimeMillis)
-        const found = yield* engine.scan(matcher, s.candidates.join("\n"), {
-          limit: s.candidates.length,
-          maxLineChars: Scan.SAMPLE_LINE_CHARS,
-          timeoutMillis: Math.min(SAMPLE_MILLIS, left)
-        })
-        return found.complete && Scan.inVain(s, found.matches.length / 3)
-      })
-
-    /**
      * Runs the engine over `text` (lines), whose line `k` is line `numberOf(k)`
      * of the file; false when the search is over (enough matches, or the deadline).
      */
@@ -239,7 +221,10 @@ export const grep = (
       const atEnd = pos >= file.size
       if (!ranked) {
         prefilter = Scan.prefilter(matcher.literalSets ?? matcher.literals, matcher.ignoreCase, buf.subarray(0, filled))
-        if (prefilter !== undefined && (yield* inVain(prefilter, buf.subarray(0, filled)))) prefilter = undefined
+        if (prefilter !== undefined) {
+          const left = deadline - (yield* Clock.currentTimeMillis)
+          if (yield* needlesInVain(matcher, engine, prefilter, buf.subarray(0, filled), Math.min(SAMPLE_MILLIS, left))) prefilter = undefined
+        }
         ranked = true
       }
       if (skipping) {
@@ -306,6 +291,26 @@ const countLines = (text: string): number => {
 
 const BLOCK = 1 << 20
 
-/** Most of a search's time the test of its sampled lines takes (see `inVain`). */
+/** Most of a search's time the test of its sampled lines takes (see `needlesInVain`). */
 const SAMPLE_MILLIS = 50
+
+/**
+ * Whether a search's needles are in vain on the first lines it read (see
+ * `Scan.inVain`): the sampled lines holding one are tested by the engine,
+ * as every line is, within `timeoutMillis`; the needles are kept when that
+ * is not enough.
+ */
+export const needlesInVain = (
+  matcher: Grep.Matcher,
+  engine: Grep.PatternEngine["Type"],
+  p: Scan.Prefilter,
+  sample: Uint8Array,
+  timeoutMillis: number
+): Effect.Effect<boolean> =>
+  Effect.gen(function*() {
+    const s = Scan.sampled(p, sample)
+    if (s === undefined || s.candidates.length === 0) return false
+    const found = yield* engine.scan(matcher, s.candidates.join("\n"), { limit: s.candidates.length, maxLineChars: Scan.SAMPLE_LINE_CHARS, timeoutMillis })
+    return found.complete && Scan.inVain(s, found.matches.length)
+  })
 
