@@ -150,7 +150,11 @@ describe("a host's waits per scope", () => {
       })
       // the 64 that run are still waiting
       expect([...Array(8000).keys()].filter((k) => !all.has(String(k + 3))).length).toBe(64)
-      for (const ms of result) expect(ms).toBeLessThan(500)
+      // the calls made while the host parses the flood's 8,000 frames share its thread with them (up to about half a
+      // second on a slow two-core machine); a host that put them behind the flood's waits would answer in seconds
+      const sorted = [...result].sort((a, b) => a - b)
+      expect(sorted[sorted.length >> 1]).toBeLessThan(250)
+      for (const ms of result) expect(ms).toBeLessThan(1000)
       expect(peak).toBeLessThan(idle + 64)
       // the waits end with their job
       c.socket.write(frame(9000, "Signal", { lease, pid: job, signal: "SIGKILL" }))
