@@ -156,21 +156,16 @@ const readAt = (fd: number, name: string) =>
       catch: failed("read", name)
     })
   }
-  const readOnce = (b: Buffer, got: number) =>
-    new Promise<number>((resolve, reject) => Fs.read(fd, b, got, want - got, position + got, (e, n) => (e !== null ? reject(e) : resolve(n))))
-  return Effect.tryPromise({
-    try: async () => {
-      const b = buffer()
-      let got = 0
-      while (got < want) {
-        const n = await readOnce(b, got)
-        if (n === 0) break
-        got += n
-      }
-      return filled(b, got)
-    },
-    catch: failed("read", name)
-  })
+  return Effect.gen(function*() {
+    const b = buffer()
+    let got = 0
+    while (got < want) {
+      const n = yield* call<number>((done) => Fs.read(fd, b, got, want - got, position + got, done))
+      if (n === 0) break
+      got += n
+    }
+    return filled(b, got)
+  }).pipe(Effect.mapError(failed("read", name)))
 }
 
 /** Opens a body without following links or blocking, and checks what the open descriptor is. */
